@@ -1,0 +1,109 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/** `<n>s`, `<n>m` or `<n>h` → milliseconds (decisions §1). */
+export function parseDuration(text: string): number {
+  const match = /^(\d+)([smh])$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration like 30s, 15m or 1h`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+  return Number(match[1]) * unit;
+}
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  BASE_URL: optionalText,
+  SITE_URL: optionalText,
+  DATA_DIR: z.string().default('./.data'),
+  DATABASE_URL: optionalText,
+  TEMPORAL_ADDRESS: optionalText,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('fulfilment'),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
+  TEMPORAL_CLI_PATH: optionalText,
+  SMTP_URL: optionalText,
+  MAIL_FROM: z.string().default('downloads@localhost'),
+  FILE_STORAGE_DIR: optionalText,
+  EMAIL_RETRY_WINDOW: z.string().default('1h'),
+  SESSION_SECRET: optionalText,
+  MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  siteUrl: string;
+  dataDir: string;
+  /** Undefined: the embedded PostgreSQL under dataDir. */
+  databaseUrl?: string;
+  temporal: {
+    /** Undefined: the embedded Temporal dev server. */
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    uiPort: number;
+    cliPath?: string;
+  };
+  /** Undefined: the in-process dev mailbox. */
+  smtpUrl?: string;
+  mailFrom: string;
+  fileStorageDir: string;
+  emailRetryWindowMs: number;
+  /** Undefined: generated once and kept under dataDir. */
+  sessionSecret?: string;
+  maxUploadBytes: number;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}
+
+function stripTrailingSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** The one place that reads the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
+  let emailRetryWindowMs: number;
+  try {
+    emailRetryWindowMs = parseDuration(e.EMAIL_RETRY_WINDOW);
+  } catch (err) {
+    throw new Error(`Invalid configuration: EMAIL_RETRY_WINDOW: ${(err as Error).message}`);
+  }
+  const config: Config = {
+    port: e.PORT,
+    host: e.HOST,
+    baseUrl,
+    siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl),
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      uiPort: e.TEMPORAL_UI_PORT,
+      cliPath: e.TEMPORAL_CLI_PATH,
+    },
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    fileStorageDir: path.resolve(e.FILE_STORAGE_DIR ?? path.join(dataDir, 'files')),
+    emailRetryWindowMs,
+    sessionSecret: e.SESSION_SECRET,
+    maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    logLevel: e.LOG_LEVEL,
+  };
+  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal) });
+}

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import { BigIntType, Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { DownloadToken } from './download-token.entity';
+import { Organisation } from './organisation.entity';
+import { Purchase } from './purchase.entity';
+import { VersionFile } from './version-file.entity';
+
+export const ACTIVITY_KINDS = ['file_download', 'download_session'] as const;
+export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
+
+/**
+ * The download ledger: one `file_download` per completed file transfer (what the report lists) and
+ * one `download_session` per download-complete call.
+ */
+@Entity({ tableName: 'activity_log_entry' })
+@Index({ properties: ['organisation', 'kind', 'createdAt'] })
+export class ActivityLogEntry {
+  [OptionalProps]?: 'createdAt' | 'token' | 'file' | 'bytes' | 'ip' | 'userAgent';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Organisation, { deleteRule: 'cascade' })
+  organisation!: Organisation;
+
+  @Property({ type: 'text' })
+  kind!: ActivityKind;
+
+  @ManyToOne(() => Purchase, { deleteRule: 'cascade' })
+  purchase!: Purchase;
+
+  @ManyToOne(() => DownloadToken, { nullable: true, deleteRule: 'set null' })
+  token: DownloadToken | null = null;
+
+  @ManyToOne(() => VersionFile, { nullable: true, deleteRule: 'set null' })
+  file: VersionFile | null = null;
+
+  @Property({ type: new BigIntType('number'), nullable: true })
+  bytes: number | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  ip: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  userAgent: string | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+}

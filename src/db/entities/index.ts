@@ -1,0 +1,28 @@
+import { ActivityLogEntry } from './activity-log-entry.entity';
+import { Customer } from './customer.entity';
+import { DownloadToken } from './download-token.entity';
+import { Integration } from './integration.entity';
+import { Organisation } from './organisation.entity';
+import { ProductSku } from './product-sku.entity';
+import { ProductVersion } from './product-version.entity';
+import { Product } from './product.entity';
+import { Purchase } from './purchase.entity';
+import { RateLimitCounter } from './rate-limit-counter.entity';
+import { SentEmail } from './sent-email.entity';
+import { UnmatchedSku } from './unmatched-sku.entity';
+import { User } from './user.entity';
+import { VersionFile } from './version-file.entity';
+import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
+import { WebhookDelivery } from './webhook-delivery.entity';
+
+export {
+  ActivityLogEntry, Customer, DownloadToken, Integration, Organisation, Product, ProductSku,
+  ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
+  WebhookDelivery, WebhookDeliveryItem,
+};
+
+export const ENTITIES = [
+  ActivityLogEntry, Customer, DownloadToken, Integration, Organisation, Product, ProductSku,
+  ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
+  WebhookDelivery, WebhookDeliveryItem,
+];

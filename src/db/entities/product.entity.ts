@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import type { ProductStatus } from '../../domain/statuses';
+import { Organisation } from './organisation.entity';
+import { ProductVersion } from './product-version.entity';
+
+@Entity({ tableName: 'product' })
+@Unique({ properties: ['organisation', 'slug'] })
+export class Product {
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'status' | 'description' | 'activeVersion';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Organisation, { deleteRule: 'cascade' })
+  organisation!: Organisation;
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  @Property({ type: 'text' })
+  slug!: string;
+
+  @Property({ type: 'text' })
+  description: string = '';
+
+  @Property({ type: 'text' })
+  status: ProductStatus = 'draft';
+
+  @ManyToOne(() => ProductVersion, { nullable: true, deleteRule: 'set null' })
+  activeVersion: ProductVersion | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'timestamptz', onUpdate: () => new Date() })
+  updatedAt: Date = new Date();
+}

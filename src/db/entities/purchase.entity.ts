@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import type { PurchaseSource } from '../../domain/platforms';
+import type { ReceiptStatus } from '../../domain/statuses';
+import { Customer } from './customer.entity';
+import { Organisation } from './organisation.entity';
+import { ProductVersion } from './product-version.entity';
+import { Product } from './product.entity';
+
+/**
+ * The lasting de-duplication guarantee (decisions §5): one purchase per organisation, source,
+ * external order id and product, whatever Temporal still remembers.
+ */
+@Entity({ tableName: 'purchase' })
+@Unique({ properties: ['organisation', 'source', 'externalOrderId', 'product'] })
+@Index({ properties: ['organisation', 'createdAt'] })
+export class Purchase {
+  [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Organisation, { deleteRule: 'cascade' })
+  organisation!: Organisation;
+
+  @ManyToOne(() => Product, { deleteRule: 'cascade' })
+  product!: Product;
+
+  /** The version that was active when the sale was recorded: what the customer downloads. */
+  @ManyToOne(() => ProductVersion, { nullable: true, deleteRule: 'set null' })
+  version: ProductVersion | null = null;
+
+  @ManyToOne(() => Customer, { deleteRule: 'cascade', index: true })
+  customer!: Customer;
+
+  /** Decimal string in whole currency units with the currency's minor digits. */
+  @Property({ type: 'decimal', precision: 20, scale: 4 })
+  amount!: string;
+
+  @Property({ type: 'text' })
+  currency!: string;
+
+  @Property({ type: 'text' })
+  paymentMethod!: string;
+
+  @Property({ type: 'text' })
+  source!: PurchaseSource;
+
+  @Property({ type: 'text', nullable: true })
+  externalOrderId: string | null = null;
+
+  @Property({ type: 'boolean' })
+  test: boolean = false;
+
+  @Property({ type: 'text' })
+  receiptStatus: ReceiptStatus = 'pending';
+
+  @Property({ type: 'timestamptz', nullable: true })
+  receiptSentAt: Date | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+}

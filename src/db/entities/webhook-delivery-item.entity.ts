@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
+import type { ItemOutcome } from '../../domain/statuses';
+import { Product } from './product.entity';
+import { Purchase } from './purchase.entity';
+import { WebhookDelivery } from './webhook-delivery.entity';
+
+/** One order line of a delivery and what became of it. */
+@Entity({ tableName: 'webhook_delivery_item' })
+export class WebhookDeliveryItem {
+  [OptionalProps]?: 'product' | 'outcome' | 'reason' | 'purchase' | 'workflowId' | 'sku';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => WebhookDelivery, { deleteRule: 'cascade', index: true })
+  delivery!: Rel<WebhookDelivery>;
+
+  @Property({ type: 'integer' })
+  lineIndex!: number;
+
+  /** As sent by the platform; null when the line carried none. */
+  @Property({ type: 'text', nullable: true })
+  sku: string | null = null;
+
+  @ManyToOne(() => Product, { nullable: true, deleteRule: 'set null' })
+  product: Product | null = null;
+
+  /** Null while its fulfilment runs. */
+  @Property({ type: 'text', nullable: true })
+  outcome: ItemOutcome | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  reason: string | null = null;
+
+  @ManyToOne(() => Purchase, { nullable: true, deleteRule: 'set null' })
+  purchase: Purchase | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  workflowId: string | null = null;
+}

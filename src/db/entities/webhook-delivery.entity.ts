@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { Collection, Entity, Index, ManyToOne, OneToMany, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import type { Platform } from '../../domain/platforms';
+import type { DeliveryStatus } from '../../domain/statuses';
+import { Organisation } from './organisation.entity';
+import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
+
+/** One received order notification: an entry of the webhook delivery log. */
+@Entity({ tableName: 'webhook_delivery' })
+@Index({ properties: ['organisation', 'receivedAt'] })
+@Index({ properties: ['organisation', 'platform', 'externalOrderId'] })
+export class WebhookDelivery {
+  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Organisation, { deleteRule: 'cascade' })
+  organisation!: Organisation;
+
+  @Property({ type: 'text' })
+  platform!: Platform;
+
+  @Property({ type: 'text' })
+  externalOrderId!: string;
+
+  @Property({ type: 'text' })
+  status: DeliveryStatus = 'Pending';
+
+  @Property({ type: 'boolean' })
+  unmatched: boolean = false;
+
+  @Property({ type: 'boolean' })
+  test: boolean = false;
+
+  @Property({ type: 'json' })
+  workflowIds: string[] = [];
+
+  @Property({ type: 'timestamptz' })
+  receivedAt: Date = new Date();
+
+  @Property({ type: 'timestamptz', nullable: true })
+  completedAt: Date | null = null;
+
+  @OneToMany(() => WebhookDeliveryItem, (item) => item.delivery, { orderBy: { lineIndex: 'asc' } })
+  items = new Collection<WebhookDeliveryItem>(this);
+}

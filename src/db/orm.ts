@@ -1,0 +1,41 @@
+import path from 'node:path';
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { ENTITIES } from './entities';
+import { MIGRATIONS } from '../../migrations';
+
+export type Orm = MikroORM;
+
+export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}): Options {
+  return {
+    clientUrl: databaseUrl,
+    entities: ENTITIES,
+    extensions: [Migrator],
+    // Migrations are listed explicitly so that the same list works from TypeScript (tests) and
+    // from the compiled build, with no file-system discovery.
+    migrations: {
+      migrationsList: MIGRATIONS,
+      path: path.join(__dirname, '../../migrations'),
+      pathTs: path.join(__dirname, '../../migrations'),
+      transactional: true,
+      allOrNothing: true,
+      snapshot: true,
+      snapshotName: '.snapshot',
+    },
+    pool: { min: 0, max: 10 },
+    debug: false,
+    allowGlobalContext: false,
+    ...overrides,
+  };
+}
+
+/** Makes an ORM from a URL; callers own it and close it. No singleton. */
+export async function createOrm(databaseUrl: string, overrides: Partial<Options> = {}): Promise<Orm> {
+  return MikroORM.init(ormOptions(databaseUrl, overrides));
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((m) => m.name);
+}

@@ -1,0 +1,67 @@
+import type { Platform } from '../domain/platforms';
+
+/** One order line as the platform sent it. The front door resolves `sku` to a product. */
+export interface NormalizedLine {
+  /** As sent (trimmed); null when the platform sent none. Matching is case-insensitive. */
+  sku: string | null;
+  quantity: number;
+  /** Line amount in whole currency units as a decimal string ("29.00"), or null when unknown. */
+  amount: string | null;
+}
+
+/** The one shape every platform's order notification is parsed into. */
+export interface NormalizedOrder {
+  /** Kept as a string exactly as sent (ids can exceed 2^53). */
+  externalOrderId: string;
+  customer: { email: string | null; name: string | null };
+  /** Upper-case ISO code, or null when the platform did not say. */
+  currency: string | null;
+  lines: NormalizedLine[];
+  /** False for orders that are not paid yet (they are held with reason `not paid`). */
+  paid: boolean;
+  /** Test-mode order: fulfilled, and marked `test: true`. */
+  test: boolean;
+  /** payments-c only: the organisation named in the event's metadata, if any. */
+  orgId?: string;
+  /** payments-c only: the connected account the event came from, if any. */
+  accountId?: string;
+}
+
+/** A webhook request as the front door received it: the exact bytes, never a re-serialised body. */
+export interface WebhookRequest {
+  rawBody: Buffer;
+  /** Lower-case header names, as Node gives them. */
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, string | undefined>;
+}
+
+/** The secrets an organisation configured for one platform (Settings, Integrations). */
+export interface IntegrationSecrets {
+  secret?: string | null;
+  /** reseller-d-classic: the notification private key. */
+  privateKey?: string | null;
+  /** payments-c: the account id events of this organisation carry. */
+  accountId?: string | null;
+}
+
+export type ParseResult =
+  | { kind: 'orders'; orders: NormalizedOrder[] }
+  /** Understood but carries no order to fulfil (another event type, a refund ping ...): 200, nothing recorded. */
+  | { kind: 'ignored'; reason: string };
+
+/** Thrown by `parse` when a verified body cannot be read: the front door answers 400. */
+export class WebhookParseError extends Error {
+  override name = 'WebhookParseError';
+}
+
+export interface PlatformAdapter {
+  readonly platform: Platform;
+  /** Constant-time check of the platform's signature over the exact raw bytes. */
+  verify(request: WebhookRequest, secrets: IntegrationSecrets, now: Date): boolean;
+  parse(request: WebhookRequest): ParseResult;
+  /**
+   * A request the platform sends unsigned that must be answered 200 and recorded nowhere
+   * (plugin-b's activation ping). Absent for platforms without one.
+   */
+  isUnsignedPing?(request: WebhookRequest): boolean;
+}
