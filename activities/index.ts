@@ -1,0 +1,17 @@
+import type { ActivityDeps } from './deps';
+import { deliveryActivities } from './deliveries';
+import { emailActivities } from './emails';
+import { purchaseActivities } from './purchases';
+
+export type { ActivityDeps } from './deps';
+
+/** Every activity of the service, built from its dependencies (no module-level singletons). */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...purchaseActivities(deps),
+    ...emailActivities(deps),
+    ...deliveryActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

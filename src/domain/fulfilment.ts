@@ -1,0 +1,51 @@
+import type { PurchaseSource } from './platforms';
+import type { ItemOutcome, ReceiptStatus } from './statuses';
+
+/** One sale of one product to fulfil: the input of the `orderLineFulfilment` workflow. */
+export interface FulfilmentInput {
+  orgId: string;
+  source: PurchaseSource;
+  /** The platform's order id; null for API and dashboard sales that name none. */
+  externalOrderId: string | null;
+  productId: string;
+  /** An existing customer of the organisation, or one found or created by email. */
+  customer: { id: string } | { email: string; name: string };
+  /** Decimal string with the currency's minor digits. */
+  amount: string;
+  currency: string;
+  paymentMethod: string;
+  test: boolean;
+  sendReceipt: boolean;
+  /** How long temporary SMTP failures are retried before the receipt fails (EMAIL_RETRY_WINDOW). */
+  emailRetryWindowMs: number;
+}
+
+export interface RecordedPurchase {
+  purchaseId: string;
+  customerId: string;
+  /** True when this run created it; false when the order was already recorded. */
+  created: boolean;
+  receiptStatus: ReceiptStatus;
+}
+
+export interface FulfilmentResult {
+  purchaseId: string;
+  customerId: string;
+  outcome: Extract<ItemOutcome, 'fulfilled' | 'duplicate' | 'error'>;
+  reason: string | null;
+}
+
+export interface ItemOutcomeReport {
+  itemId: string;
+  outcome: ItemOutcome;
+  reason: string | null;
+  purchaseId: string | null;
+}
+
+/** An order whose delivery entry ended `Error` with nothing delivered: one alert is due. */
+export interface OrderAlertRequest {
+  orgId: string;
+  platform: PurchaseSource;
+  externalOrderId: string;
+  deliveryId: string;
+}

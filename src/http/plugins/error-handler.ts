@@ -1,0 +1,55 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DomainError } from '../../domain/errors';
+import { ObjectTooLargeError } from '../../storage/file-storage';
+import { escapeHtml } from '../../mail/templates';
+
+/** How a route writes its errors: JSON `{error}` (default), an HTML fragment, plain text, or a page. */
+export type ErrorFormat = 'json' | 'html-fragment' | 'text' | 'page';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorFormat?: ErrorFormat;
+  }
+}
+
+export function errorFormatOf(request: FastifyRequest): ErrorFormat {
+  return request.routeOptions.config?.errorFormat ?? 'json';
+}
+
+/** Renders an error in the route's format. Pages are rendered by the page layer when present. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
+  const format = errorFormatOf(request);
+  reply.code(status);
+  if (format === 'text') return reply.type('text/plain; charset=utf-8').send(`${message}\n`);
+  if (format === 'html-fragment' || format === 'page') {
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(`<div class="error" role="alert" data-status="${status}">${escapeHtml(message)}</div>`);
+  }
+  return reply.send({ error: message });
+}
+
+function describeValidation(error: FastifyError): string {
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const first = error.validation[0];
+    const where = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const field = where || (first.params as { issue?: { path?: unknown[] } })?.issue?.path?.join('.') || '';
+    return field ? `${field}: ${first.message}` : (first.message ?? 'invalid request');
+  }
+  return error.message;
+}
+
+/** The one error handler: domain errors keep their status, 4xx keep theirs, 5xx never leak. */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof DomainError) return sendError(request, reply, error.status, error.message);
+    if (error instanceof ObjectTooLargeError) return sendError(request, reply, 413, error.message);
+    if (error.validation) return sendError(request, reply, 400, describeValidation(error));
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return sendError(request, reply, status, error.message);
+    request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, status === 503 ? 503 : 500, status === 503 ? 'service unavailable' : 'internal server error');
+  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, 'not found'));
+}

@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { Customer, Product } from '../../../db/entities';
+import { ConflictError } from '../../../domain/errors';
+import { issueDownloadLink } from '../../../services/download-links';
+import { PurchaseFormSchema, validateSale } from '../../../services/purchases';
+import { formBodyOnly } from '../../form-body';
+import { principalOf } from '../../plugins/auth';
+import { purchaseFragment } from '../../views/purchase-fragment';
+import type { AppDeps } from '../../app';
+
+export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.post('/api/purchases', {
+      config: { access: 'member', errorFormat: 'html-fragment' },
+      preValidation: formBodyOnly,
+      schema: {
+        summary: 'Record a sale: creates the customer, the purchase and a download link',
+        description: 'Form fields (multipart/form-data or application/x-www-form-urlencoded; JSON is refused with 415). Answers an HTML fragment.',
+        tags: ['purchases'],
+        consumes: ['application/x-www-form-urlencoded', 'multipart/form-data'],
+        body: PurchaseFormSchema,
+        response: { 201: z.string().describe('HTML fragment with data-purchase-id, data-customer-id and the link') },
+      },
+    }, async (request, reply) => {
+      const principal = principalOf(request);
+      const em = deps.orm.em.fork();
+      const input = await validateSale(em, request.body, {
+        orgId: principal.orgId,
+        enteredVia: principal.via === 'key' ? 'api' : 'manual',
+        emailRetryWindowMs: deps.config.emailRetryWindowMs,
+      });
+      const recorded = await deps.fulfilment.recordSale(input);
+      if (!recorded.created) throw new ConflictError('this order is already recorded');
+      const link = await issueDownloadLink(em, recorded.purchaseId, deps.config.siteUrl, deps.clock());
+      const [customer, product] = await Promise.all([
+        em.findOneOrFail(Customer, recorded.customerId),
+        em.findOneOrFail(Product, input.productId),
+      ]);
+      return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
+        purchaseId: recorded.purchaseId,
+        customerId: recorded.customerId,
+        customerEmail: customer.email,
+        productName: product.name,
+        amount: input.amount,
+        currency: input.currency,
+        link: link.url,
+        expiresAt: link.expiresAt,
+        emailed: input.sendReceipt,
+      }));
+    });
+  };
+}

@@ -1,0 +1,90 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Customer, Product } from '../db/entities';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors';
+import type { FulfilmentInput } from '../domain/fulfilment';
+import { normaliseAmount, normaliseCurrency } from '../domain/money';
+import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
+
+const optionalField = z.string().trim().optional().transform((v) => (v ? v : undefined));
+
+/** The form fields of POST /api/purchases (spec: Purchase-creation input fields). */
+export const PurchaseFormSchema = z.object({
+  customerId: z.string().trim().min(1, 'customerId is required ("new" or an existing customer id)'),
+  'newCustomer.name': optionalField,
+  'newCustomer.email': optionalField,
+  productId: z.string().trim().min(1, 'productId is required'),
+  amount: z.string().trim().min(1, 'amount is required'),
+  currency: z.string().trim().min(1, 'currency is required'),
+  paymentMethod: optionalField.describe('defaults to "custom"'),
+  sendEmail: z.enum(['true', 'false']).optional().describe('"true" emails the download link'),
+  source: z.enum(PLATFORMS).optional().describe('record a platform order by hand, with externalOrderId'),
+  externalOrderId: optionalField,
+});
+export type PurchaseForm = z.infer<typeof PurchaseFormSchema>;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface SaleContext {
+  orgId: string;
+  /** `api` for a key, `manual` for the dashboard. */
+  enteredVia: Extract<PurchaseSource, 'api' | 'manual'>;
+  emailRetryWindowMs: number;
+}
+
+/**
+ * Checks a sale entered by API or dashboard against the organisation's data and turns it into
+ * the fulfilment input. Every failure is a 4xx with a message that says what to fix.
+ */
+export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: SaleContext): Promise<FulfilmentInput> {
+  const currency = normaliseCurrency(form.currency);
+  if (!currency) throw new ValidationError('currency must be a three-letter code such as USD');
+  const amount = normaliseAmount(form.amount, currency);
+  if (amount === null) {
+    throw new ValidationError(`amount must be a decimal number in whole ${currency} units, e.g. "19.99"`);
+  }
+  if ((form.source === undefined) !== (form.externalOrderId === undefined)) {
+    throw new ValidationError('source and externalOrderId go together');
+  }
+
+  if (!UUID_RE.test(form.productId)) throw new NotFoundError('product not found');
+  const product = await em.findOne(Product, { id: form.productId, organisation: ctx.orgId }, { populate: ['activeVersion'] });
+  if (!product) throw new NotFoundError('product not found');
+
+  let customer: FulfilmentInput['customer'];
+  if (form.customerId === 'new') {
+    const email = form['newCustomer.email']?.toLowerCase();
+    if (!email) throw new ValidationError('newCustomer.email is required when customerId is "new"');
+    if (!EMAIL_RE.test(email)) throw new ValidationError('newCustomer.email is not an email address');
+    const existing = await em.count(Customer, { organisation: ctx.orgId, email });
+    if (existing > 0) throw new UnprocessableError('a customer with that email already exists');
+    customer = { email, name: form['newCustomer.name'] ?? '' };
+  } else {
+    const found = UUID_RE.test(form.customerId)
+      ? await em.findOne(Customer, { id: form.customerId, organisation: ctx.orgId })
+      : null;
+    if (!found) throw new NotFoundError('customer not found');
+    customer = { id: found.id };
+  }
+
+  if (product.status !== 'published' || product.activeVersion?.status !== 'ready') {
+    throw new ConflictError('product is not live');
+  }
+
+  const source = form.source ?? ctx.enteredVia;
+  if (!isPurchaseSource(source)) throw new ValidationError('unknown source');
+  return {
+    orgId: ctx.orgId,
+    source,
+    externalOrderId: form.externalOrderId ?? null,
+    productId: product.id,
+    customer,
+    amount,
+    currency,
+    paymentMethod: form.paymentMethod ?? 'custom',
+    test: false,
+    sendReceipt: form.sendEmail === 'true',
+    emailRetryWindowMs: ctx.emailRetryWindowMs,
+  };
+}

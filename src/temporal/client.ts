@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { alertWorkflowId, fulfilmentWorkflowId } from '../domain/ids';
+import type { FulfilmentInput, OrderAlertRequest, RecordedPurchase } from '../domain/fulfilment';
+import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
+import type { orderAlert, orderLineFulfilment } from '../../workflows';
+
+export const OrgIdKey = defineSearchAttributeKey('OrgId', SearchAttributeType.KEYWORD);
+export const PlatformKey = defineSearchAttributeKey('Platform', SearchAttributeType.KEYWORD);
+export const OrderIdKey = defineSearchAttributeKey('OrderId', SearchAttributeType.KEYWORD);
+
+export async function connectTemporal(address: string, namespace: string): Promise<Client> {
+  const connection = await Connection.connect({ address });
+  return new Client({ connection, namespace });
+}
+
+/**
+ * The only place that knows workflow ids and start options. Workflows are keyed by organisation,
+ * source, order id and product; a run already open for that key is joined, a closed one does not
+ * block a new run (the database decides whether it is a duplicate).
+ */
+export class FulfilmentClient {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  private searchAttributes(orgId: string, source: string, orderId: string): SearchAttributePair[] {
+    return [
+      { key: OrgIdKey, value: orgId },
+      { key: PlatformKey, value: source },
+      { key: OrderIdKey, value: orderId },
+    ];
+  }
+
+  /** Starts or joins the line's run and attaches a delivery item to it; returns the workflow id. */
+  async fulfilLine(input: FulfilmentInput & { externalOrderId: string }, itemId: string): Promise<string> {
+    const workflowId = fulfilmentWorkflowId(input.orgId, input.source, input.externalOrderId, input.productId);
+    await this.client.workflow.signalWithStart<typeof orderLineFulfilment, [{ itemId: string }]>('orderLineFulfilment', {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [input],
+      signal: attachDeliveryItem,
+      signalArgs: [{ itemId }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
+    });
+    return workflowId;
+  }
+
+  /**
+   * A sale entered by API or dashboard: starts (or joins) its run and waits only until the
+   * purchase is recorded; the receipt goes on in the background.
+   */
+  async recordSale(input: FulfilmentInput): Promise<RecordedPurchase & { workflowId: string }> {
+    const orderKey = input.externalOrderId ?? `sale-${randomUUID()}`;
+    const workflowId = fulfilmentWorkflowId(input.orgId, input.source, orderKey, input.productId);
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof orderLineFulfilment>('orderLineFulfilment', {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
+    });
+    const recorded = await this.client.workflow.executeUpdateWithStart(purchaseRecorded, { startWorkflowOperation });
+    return { ...recorded, workflowId };
+  }
+
+  /** The alert of an entry recorded as Error at once; one run per order. */
+  async alert(request: OrderAlertRequest): Promise<string> {
+    const workflowId = alertWorkflowId(request.orgId, request.platform, request.externalOrderId);
+    await this.client.workflow.start<typeof orderAlert>('orderAlert', {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [request],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: this.searchAttributes(request.orgId, request.platform, request.externalOrderId),
+    });
+    return workflowId;
+  }
+
+  handle(workflowId: string): WorkflowHandle {
+    return this.client.workflow.getHandle(workflowId);
+  }
+
+  /** For /readyz: the frontend answers. */
+  async ping(): Promise<void> {
+    await this.client.connection.workflowService.getSystemInfo({});
+  }
+}

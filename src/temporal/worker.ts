@@ -1,0 +1,29 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities';
+
+export interface WorkerSetup {
+  deps: ActivityDeps;
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** Tests pass a bundle made once; production bundles from the workflows folder at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** How long running activities may finish after shutdown is requested. */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+export const WORKFLOWS_PATH = require.resolve('../../workflows');
+
+/** The worker role: runs every workflow and activity of the service on one task queue. */
+export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: setup.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: setup.namespace,
+    taskQueue: setup.taskQueue,
+    activities: createActivities(setup.deps),
+    ...(setup.workflowBundle ? { workflowBundle: setup.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
+  });
+  return { worker, connection };
+}

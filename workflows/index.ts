@@ -1,0 +1,3 @@
+/** The workflowsPath of the worker: every workflow type the service runs. */
+export { orderLineFulfilment } from './order-line-fulfilment';
+export { orderAlert } from './order-alert';
