@@ -1,0 +1,139 @@
+/**
+ * payments-c (Stripe Checkout-style event). Header `PaymentsC-Signature` (alias `Stripe-Signature`):
+ * `t=<unix>,v1=<hex>[,v1=<hex>...][,v0=...]`. Expected v1 = hex HMAC-SHA256 of `${t}.${raw body}`
+ * keyed by the endpoint secret as is (UTF-8, `whsec_` prefix included). Any v1 may match (secret
+ * rotation); the timestamp must lie within 300 s of now, in either direction.
+ */
+import { WebhookParseError, type NormalizedLine, type PlatformAdapter, type WebhookRequest } from './adapter';
+import {
+  currencyOf,
+  firstText,
+  jsonObjectBody,
+  minorAmount,
+  objectAt,
+  quantityOf,
+  requireId,
+  requireObject,
+  text,
+  type JsonObject,
+} from './fields';
+import { configured, headerValue, hmacSha256, safeEqual } from './signature';
+
+export const PAYMENTS_C_HEADERS = ['paymentsc-signature', 'stripe-signature'];
+export const PAYMENTS_C_TOLERANCE_SECONDS = 300;
+
+const ORDER_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded']);
+const PAID_STATUSES = new Set(['paid', 'no_payment_required']);
+
+/** `t` and every `v1` of the header; other keys (v0, unknown) are ignored. */
+export function parseSignatureHeader(value: string): { timestamp: number | null; signatures: string[] } {
+  let timestamp: number | null = null;
+  const signatures: string[] = [];
+  for (const pair of value.split(',')) {
+    const at = pair.indexOf('=');
+    if (at < 0) continue;
+    const key = pair.slice(0, at).trim();
+    const item = pair.slice(at + 1).trim();
+    if (key === 't' && /^\d{1,15}$/.test(item)) timestamp = Number(item);
+    else if (key === 'v1' && item !== '') signatures.push(item);
+  }
+  return { timestamp, signatures };
+}
+
+function verify(request: WebhookRequest, secret: string | undefined, now: Date): boolean {
+  if (secret === undefined) return false;
+  const header = headerValue(request.headers, ...PAYMENTS_C_HEADERS);
+  if (header === undefined) return false;
+  const { timestamp, signatures } = parseSignatureHeader(header);
+  if (timestamp === null || signatures.length === 0) return false;
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  if (!(Math.abs(nowSeconds - timestamp) <= PAYMENTS_C_TOLERANCE_SECONDS)) return false;
+  const expected = hmacSha256(secret, [`${timestamp}.`, request.rawBody]).toString('hex');
+  let matched = false;
+  for (const signature of signatures) {
+    // Check every candidate: no early exit that would tell which one matched.
+    if (safeEqual(signature.toLowerCase(), expected)) matched = true;
+  }
+  return matched;
+}
+
+/** SKUs from our own metadata convention: `skus` (comma-separated), else `sku`. */
+function metadataSkus(metadata: JsonObject | undefined): string[] {
+  const list = text(metadata?.skus);
+  if (list !== null) {
+    const skus = list.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    if (skus.length > 0) return skus;
+  }
+  const single = text(metadata?.sku);
+  return single === null ? [] : [single];
+}
+
+/** The expanded `line_items` (a list object `{data: [...]}`, or a bare array), when present. */
+function expandedLineItems(session: JsonObject): unknown[] | undefined {
+  const value = session.line_items;
+  if (Array.isArray(value)) return value;
+  const list = objectAt(value);
+  return list !== undefined && Array.isArray(list.data) ? list.data : undefined;
+}
+
+function sessionLines(session: JsonObject, currency: string | null): NormalizedLine[] {
+  const total = minorAmount(session.amount_total, currency);
+  const skus = metadataSkus(objectAt(session.metadata));
+  if (skus.length > 0) {
+    return skus.map((sku) => ({ sku, quantity: 1, amount: skus.length === 1 ? total : null }));
+  }
+  const items = expandedLineItems(session);
+  if (items !== undefined && items.length > 0) {
+    return items.map((value, index): NormalizedLine => {
+      const item = requireObject(value, `line_items.data[${index}]`);
+      const price = objectAt(item.price);
+      return {
+        sku: firstText(price?.lookup_key, objectAt(price?.metadata)?.sku),
+        quantity: quantityOf(item.quantity, `line_items.data[${index}].quantity`),
+        amount: minorAmount(item.amount_total, currencyOf(item.currency) ?? currency),
+      };
+    });
+  }
+  // No SKU anywhere: one line without SKU, so the delivery is logged as unmatched rather than lost.
+  return [{ sku: null, quantity: 1, amount: total }];
+}
+
+export const paymentsC: PlatformAdapter = {
+  platform: 'payments-c',
+
+  verify(request, secrets, now) {
+    return verify(request, configured(secrets.secret), now);
+  },
+
+  parse(request) {
+    const event = jsonObjectBody(request);
+    if (typeof event.type !== 'string') throw new WebhookParseError('type is missing or not a string');
+    if (!ORDER_EVENTS.has(event.type)) return { kind: 'ignored', reason: `event type ${event.type} is not an order` };
+
+    const session = requireObject(objectAt(event.data)?.object, 'data.object');
+    const externalOrderId = requireId(session.id, 'data.object.id');
+    const currency = currencyOf(session.currency);
+    const details = objectAt(session.customer_details);
+    const orgId = text(objectAt(session.metadata)?.org_id);
+    const accountId = text(event.account);
+
+    return {
+      kind: 'orders',
+      orders: [
+        {
+          externalOrderId,
+          customer: {
+            email: firstText(details?.email, session.customer_email),
+            name: text(details?.name),
+          },
+          currency,
+          lines: sessionLines(session, currency),
+          paid: typeof session.payment_status === 'string' && PAID_STATUSES.has(session.payment_status),
+          test: event.livemode === false || session.livemode === false,
+          ...(orgId !== null ? { orgId } : {}),
+          ...(accountId !== null ? { accountId } : {}),
+        },
+      ],
+    };
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * plugin-b (WooCommerce-style order webhook). Signature: base64 HMAC-SHA256 of the raw body, keyed by
+ * the shared secret after `wp_specialchars_decode($secret, ENT_QUOTES)`, header
+ * `X-PluginB-Webhook-Signature` (alias `X-WC-Webhook-Signature`). On activation the platform posts an
+ * unsigned form body `webhook_id=<id>`, which must be answered 200 and recorded nowhere.
+ */
+import type { NormalizedLine, PlatformAdapter, WebhookRequest } from './adapter';
+import {
+  bodyText,
+  currencyOf,
+  decimalAmount,
+  jsonObjectBody,
+  joinName,
+  objectAt,
+  quantityOf,
+  requireArray,
+  requireId,
+  requireObject,
+  text,
+} from './fields';
+import { configured, verifyBase64Hmac } from './signature';
+
+export const PLUGIN_B_HEADERS = ['x-pluginb-webhook-signature', 'x-wc-webhook-signature'];
+
+const PAID_STATUSES = new Set(['processing', 'completed']);
+
+const WP_ENTITIES: Record<string, string> = {
+  amp: '&', lt: '<', gt: '>', quot: '"',
+  '39': "'", '34': '"', '60': '<', '62': '>', '38': '&',
+  x27: "'", x22: '"', x26: '&',
+};
+
+/**
+ * WordPress `wp_specialchars_decode($text, ENT_QUOTES)`: one pass over the named entities
+ * `&amp; &lt; &gt; &quot;` and the numeric forms of ' " < > & (`&#039;`, `&#x27;` ...), nothing else.
+ */
+export function wpSpecialcharsDecode(value: string): string {
+  return value.replace(/&(amp|lt|gt|quot|#0*(39|34|60|62|38)|#[xX]0*(27|22|26));/g, (_m, name: string, dec?: string, hex?: string) =>
+    WP_ENTITIES[dec ?? (hex !== undefined ? `x${hex}` : name)],
+  );
+}
+
+function isUnsignedPing(request: WebhookRequest): boolean {
+  return /^webhook_id=\d+$/.test(bodyText(request).trim());
+}
+
+export const pluginB: PlatformAdapter = {
+  platform: 'plugin-b',
+
+  verify(request, secrets) {
+    const secret = configured(secrets.secret);
+    return verifyBase64Hmac(request, secret === undefined ? undefined : wpSpecialcharsDecode(secret), PLUGIN_B_HEADERS);
+  },
+
+  isUnsignedPing,
+
+  parse(request) {
+    if (isUnsignedPing(request)) return { kind: 'ignored', reason: 'activation ping' };
+    const order = jsonObjectBody(request);
+    const externalOrderId = requireId(order.id, 'id');
+    const currency = currencyOf(order.currency);
+    const billing = objectAt(order.billing);
+
+    const lines = requireArray(order.line_items, 'line_items').map((item, index): NormalizedLine => {
+      const line = requireObject(item, `line_items[${index}]`);
+      return {
+        sku: text(line.sku),
+        quantity: quantityOf(line.quantity, `line_items[${index}].quantity`),
+        amount: decimalAmount(line.total, currency),
+      };
+    });
+
+    return {
+      kind: 'orders',
+      orders: [
+        {
+          externalOrderId,
+          customer: {
+            email: text(billing?.email),
+            name: joinName(billing?.first_name, billing?.last_name),
+          },
+          currency,
+          lines,
+          paid: typeof order.status === 'string' && PAID_STATUSES.has(order.status),
+          test: false,
+        },
+      ],
+    };
+  },
+};

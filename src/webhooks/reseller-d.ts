@@ -1,0 +1,73 @@
+/**
+ * reseller-d (FastSpring-style `{events:[...]}` batch). Signature: base64 HMAC-SHA256 of the whole raw
+ * body, header `X-RD-Signature` (alias `X-FS-Signature`). One order per `order.completed` event.
+ *
+ * Amounts: `items[].subtotal` is a JSON number (29.0). It is written through its shortest round-trip
+ * text and the currency's minor digits ("29.00"), never through float arithmetic (see decimalAmount).
+ */
+import type { NormalizedLine, NormalizedOrder, PlatformAdapter } from './adapter';
+import {
+  currencyOf,
+  decimalAmount,
+  firstText,
+  joinName,
+  jsonObjectBody,
+  objectAt,
+  quantityOf,
+  requireArray,
+  requireId,
+  requireObject,
+  text,
+  type JsonObject,
+} from './fields';
+import { configured, verifyBase64Hmac } from './signature';
+
+export const RESELLER_D_HEADERS = ['x-rd-signature', 'x-fs-signature'];
+
+function orderOf(event: JsonObject, where: string): NormalizedOrder {
+  const data = requireObject(event.data, `${where}.data`);
+  const externalOrderId = requireId(data.id, `${where}.data.id`);
+  const currency = currencyOf(data.currency);
+  const customer = objectAt(data.customer);
+  const contact = objectAt(objectAt(data.account)?.contact);
+
+  const lines = requireArray(data.items, `${where}.data.items`).map((value, index): NormalizedLine => {
+    const item = requireObject(value, `${where}.data.items[${index}]`);
+    return {
+      sku: firstText(item.sku, item.product),
+      quantity: quantityOf(item.quantity, `${where}.data.items[${index}].quantity`),
+      amount: decimalAmount(item.subtotal, currency),
+    };
+  });
+
+  return {
+    externalOrderId,
+    customer: {
+      email: firstText(customer?.email, contact?.email),
+      name: joinName(customer?.first, customer?.last) ?? joinName(contact?.first, contact?.last),
+    },
+    currency,
+    lines,
+    paid: true,
+    test: event.live === false || data.live === false,
+  };
+}
+
+export const resellerD: PlatformAdapter = {
+  platform: 'reseller-d',
+
+  verify(request, secrets) {
+    return verifyBase64Hmac(request, configured(secrets.secret), RESELLER_D_HEADERS);
+  },
+
+  parse(request) {
+    const body = jsonObjectBody(request);
+    const orders: NormalizedOrder[] = [];
+    requireArray(body.events, 'events').forEach((value, index) => {
+      const event = requireObject(value, `events[${index}]`);
+      if (event.type === 'order.completed') orders.push(orderOf(event, `events[${index}]`));
+    });
+    if (orders.length === 0) return { kind: 'ignored', reason: 'no order.completed event in the batch' };
+    return { kind: 'orders', orders };
+  },
+};

@@ -1,0 +1,135 @@
+import { WebhookParseError } from '../../../src/webhooks/adapter';
+import { resellerD } from '../../../src/webhooks/reseller-d';
+import { signFor } from '../../helpers/webhook-signing';
+import { edited, expectOnlyParseErrors, fixture, fixtureJson, flipped, ordersOf, onlyOrder, request } from './support';
+
+const SECRET = 'test-secret-reseller-d';
+const VECTOR = 'qqcLf6rtepIdgi47u8flYDIaC6sTg8H3J/egoITzKac=';
+const now = new Date();
+const body = fixture('reseller-d.json');
+
+type Json = Record<string, unknown>;
+const firstEvent = (b: Json): Json => (b.events as Json[])[0];
+const dataOf = (b: Json): Json => firstEvent(b).data as Json;
+
+describe('reseller-d verify', () => {
+  it('accepts the documented vector under the platform alias and the spec header', () => {
+    expect(body.length).toBe(3683);
+    expect(resellerD.verify(request(body, { 'x-fs-signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
+    expect(resellerD.verify(request(body, { 'x-rd-signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
+    // Header case varies on this platform; a non-lower-cased key is still found.
+    expect(resellerD.verify(request(body, { 'X-FS-Signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
+  });
+
+  it('refuses a flipped byte, a wrong secret, a missing header or secret', () => {
+    const headers = { 'x-rd-signature': VECTOR };
+    expect(resellerD.verify(request(flipped(body, 3000), headers), { secret: SECRET }, now)).toBe(false);
+    expect(resellerD.verify(request(body, headers), { secret: 'wrong' }, now)).toBe(false);
+    expect(resellerD.verify(request(body, {}), { secret: SECRET }, now)).toBe(false);
+    expect(resellerD.verify(request(body, headers), { secret: undefined }, now)).toBe(false);
+  });
+
+  it('accepts a body re-signed with the test helper', () => {
+    const raw = edited('reseller-d.json', (b) => (firstEvent(b).live = false));
+    const signed = signFor('reseller-d', raw, { secret: SECRET });
+    expect(resellerD.verify(request(raw, signed.headers), { secret: SECRET }, now)).toBe(true);
+  });
+});
+
+describe('reseller-d parse', () => {
+  it('parses the sample', () => {
+    expect(onlyOrder(resellerD.parse(request(body)))).toEqual({
+      externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg',
+      customer: { email: 'buyer@example.com', name: 'Sam Buyer' },
+      currency: 'USD',
+      lines: [
+        { sku: 'ebook-pro', quantity: 1, amount: '29.00' },
+        { sku: 'course-basic', quantity: 1, amount: '49.00' },
+      ],
+      paid: true,
+      test: false,
+    });
+  });
+
+  it('gives one order per order.completed event of a batch and skips other events', () => {
+    const sample = fixtureJson('reseller-d.json');
+    const event = firstEvent(sample);
+    const second = JSON.parse(JSON.stringify(event)) as Json;
+    (second.data as Json).id = 'second-order';
+    second.live = false;
+    const raw = JSON.stringify({
+      events: [event, { id: 'x', type: 'subscription.activated', data: {} }, second, { type: 'return.created' }],
+    });
+    const orders = ordersOf(resellerD.parse(request(raw)));
+    expect(orders.map((o) => [o.externalOrderId, o.test])).toEqual([
+      ['nZ3xQ7rLTy2kP9vBcW4mHg', false],
+      ['second-order', true],
+    ]);
+  });
+
+  it('is ignored when no event is an order', () => {
+    expect(resellerD.parse(request('{"events":[{"type":"subscription.activated","data":{}}]}')).kind).toBe('ignored');
+    expect(resellerD.parse(request('{"events":[]}')).kind).toBe('ignored');
+  });
+
+  it('falls back to the product path and to account.contact; data.live false is test', () => {
+    const raw = edited('reseller-d.json', (b) => {
+      const data = dataOf(b);
+      delete data.customer;
+      data.live = false;
+      for (const item of data.items as Json[]) item.sku = null;
+    });
+    const order = onlyOrder(resellerD.parse(request(raw)));
+    expect(order.lines.map((l) => l.sku)).toEqual(['ebook-pro', 'course-basic']);
+    expect(order.customer).toEqual({ email: 'buyer@example.com', name: 'Sam Buyer' });
+    expect(order.test).toBe(true);
+  });
+
+  it('has null customer fields when account is an id string and there is no customer', () => {
+    const raw = edited('reseller-d.json', (b) => {
+      const data = dataOf(b);
+      delete data.customer;
+      data.account = 'hT5kLm2NqRs8uVw1xYz3Ab';
+    });
+    expect(onlyOrder(resellerD.parse(request(raw))).customer).toEqual({ email: null, name: null });
+  });
+
+  it('writes numeric subtotals without float artefacts', () => {
+    const raw = Buffer.from(
+      '{"events":[{"type":"order.completed","live":true,"data":{"id":"o1","currency":"usd","customer":{"first":"A","last":"B","email":" a@b.c "},' +
+        '"items":[{"product":"p1","quantity":3,"subtotal":59.97},{"product":"p2","quantity":1,"subtotal":0.1},' +
+        '{"product":"p3","quantity":1,"subtotal":29.0},{"product":"p4","quantity":1,"subtotal":"12.5"},{"product":"p5","quantity":1,"subtotal":1.005}]}}]}',
+    );
+    const order = onlyOrder(resellerD.parse(request(raw)));
+    expect(order.customer.email).toBe('a@b.c');
+    // 1.005 has more precision than USD allows: unknown rather than silently rounded.
+    expect(order.lines.map((l) => l.amount)).toEqual(['59.97', '0.10', '29.00', '12.50', null]);
+    const jpy = raw.toString().replace('"usd"', '"JPY"').replace('29.0', '2900');
+    expect(onlyOrder(resellerD.parse(request(jpy))).lines[2].amount).toBe('2900');
+  });
+
+  it('reads a pretty-printed body with escapes', () => {
+    const raw = JSON.stringify(
+      { events: [{ type: 'order.completed', data: { id: 'o/2', currency: 'EUR', items: [{ product: 'p', subtotal: 5 }] } }] },
+      null,
+      4,
+    ).replace('"o/2"', '"o\\/\\u0032"');
+    expect(onlyOrder(resellerD.parse(request(raw)))).toMatchObject({
+      externalOrderId: 'o/2',
+      currency: 'EUR',
+      lines: [{ sku: 'p', quantity: 1, amount: '5.00' }],
+      test: false,
+    });
+  });
+
+  it('throws WebhookParseError on unreadable bodies', () => {
+    for (const raw of ['', '{}', '{"events":{}}', '{"events":[1]}', '{"events":[{"type":"order.completed"}]}',
+      '{"events":[{"type":"order.completed","data":{"items":[]}}]}', '{"events":[{"type":"order.completed","data":{"id":"x"}}]}']) {
+      expect(() => resellerD.parse(request(raw))).toThrow(WebhookParseError);
+    }
+  });
+
+  it('never throws another error type', () => {
+    expectOnlyParseErrors(resellerD, body);
+  });
+});

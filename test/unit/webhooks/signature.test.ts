@@ -1,0 +1,55 @@
+import { PLATFORMS } from '../../../src/domain/platforms';
+import { adapterFor, adapters } from '../../../src/webhooks/registry';
+import { headerValue, hmacSha256, safeEqual } from '../../../src/webhooks/signature';
+import { signFor } from '../../helpers/webhook-signing';
+import { request } from './support';
+
+describe('signature helpers', () => {
+  it('safeEqual compares bytes and strings, any length', () => {
+    expect(safeEqual('abc', 'abc')).toBe(true);
+    expect(safeEqual(Buffer.from('abc'), 'abc')).toBe(true);
+    expect(safeEqual('abc', 'abd')).toBe(false);
+    expect(safeEqual('abc', 'abcd')).toBe(false);
+    expect(safeEqual('', '')).toBe(true);
+  });
+
+  it('hmacSha256 hashes parts as one message', () => {
+    expect(hmacSha256('k', ['a.', Buffer.from('b')]).equals(hmacSha256('k', 'a.b'))).toBe(true);
+    expect(hmacSha256('key', 'The quick brown fox jumps over the lazy dog').toString('hex')).toBe(
+      'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8',
+    );
+  });
+
+  it('headerValue prefers the first name, falls back to aliases, reads arrays, ignores empty values', () => {
+    const headers = { 'x-b': 'two', 'x-a': '', 'x-c': ['three', 'four'], 'X-Mixed': 'm' };
+    expect(headerValue(headers, 'x-a', 'x-b')).toBe('two');
+    expect(headerValue(headers, 'X-B', 'x-c')).toBe('two');
+    expect(headerValue(headers, 'x-c')).toBe('three');
+    expect(headerValue(headers, 'x-mixed')).toBe('m');
+    expect(headerValue(headers, 'x-none')).toBeUndefined();
+  });
+});
+
+describe('registry', () => {
+  it('has one adapter per platform, under its own word', () => {
+    for (const platform of PLATFORMS) {
+      expect(adapters[platform].platform).toBe(platform);
+      expect(adapterFor(platform)).toBe(adapters[platform]);
+    }
+    expect(adapterFor('unknown')).toBeUndefined();
+    expect(adapterFor('__proto__')).toBeUndefined();
+  });
+
+  it('every adapter verifies what signFor signs, and nothing signed with another secret', () => {
+    const raw = Buffer.from('{"id":1}');
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    for (const platform of PLATFORMS) {
+      const secrets = { secret: `s-${platform}`, privateKey: `k-${platform}` };
+      const signed = signFor(platform, raw, secrets, nowSeconds);
+      const req = request(raw, signed.headers, signed.query);
+      expect([platform, adapters[platform].verify(req, secrets, new Date())]).toEqual([platform, true]);
+      const other = { secret: 'other', privateKey: 'other' };
+      expect([platform, adapters[platform].verify(req, other, new Date())]).toEqual([platform, false]);
+    }
+  });
+});

@@ -1,0 +1,78 @@
+/** Shared helpers for the webhook adapter tests (not a test file itself). */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  WebhookParseError,
+  type NormalizedOrder,
+  type ParseResult,
+  type PlatformAdapter,
+  type WebhookRequest,
+} from '../../../src/webhooks/adapter';
+
+export const FIXTURES = path.resolve(__dirname, '../../../../shared/fixtures/webhooks');
+
+/** The exact bytes of a sample file. */
+export function fixture(name: string): Buffer {
+  return readFileSync(path.join(FIXTURES, name));
+}
+
+export function fixtureJson(name: string): Record<string, unknown> {
+  return JSON.parse(fixture(name).toString('utf8')) as Record<string, unknown>;
+}
+
+export function request(
+  rawBody: Buffer | string,
+  headers: WebhookRequest['headers'] = {},
+  query: WebhookRequest['query'] = {},
+): WebhookRequest {
+  return { rawBody: Buffer.isBuffer(rawBody) ? rawBody : Buffer.from(rawBody, 'utf8'), headers, query };
+}
+
+/** The orders of a result that must carry orders. */
+export function ordersOf(result: ParseResult): NormalizedOrder[] {
+  if (result.kind !== 'orders') throw new Error(`expected orders, got ignored: ${result.reason}`);
+  return result.orders;
+}
+
+export function onlyOrder(result: ParseResult): NormalizedOrder {
+  const orders = ordersOf(result);
+  expect(orders).toHaveLength(1);
+  return orders[0];
+}
+
+/** A copy of the bytes with one bit flipped at `index`. */
+export function flipped(bytes: Buffer, index: number): Buffer {
+  const copy = Buffer.from(bytes);
+  copy[index] ^= 0x01;
+  return copy;
+}
+
+/** Random bytes, truncations and single-byte corruptions of a sample never throw anything but WebhookParseError. */
+export function expectOnlyParseErrors(adapter: PlatformAdapter, sample: Buffer, rounds = 300): void {
+  const bodies: Buffer[] = [Buffer.alloc(0), Buffer.from('null'), Buffer.from('[]'), Buffer.from('"x"'), Buffer.from('{}')];
+  for (let i = 0; i < rounds; i += 1) {
+    bodies.push(randomBytes(1 + (i % 64)));
+    bodies.push(sample.subarray(0, Math.floor((sample.length * i) / rounds)));
+    const corrupt = Buffer.from(sample);
+    corrupt[(i * 7919) % corrupt.length] = randomBytes(1)[0];
+    bodies.push(corrupt);
+  }
+  for (const body of bodies) {
+    try {
+      const result = adapter.parse(request(body));
+      expect(['orders', 'ignored']).toContain(result.kind);
+    } catch (error) {
+      if (!(error instanceof WebhookParseError)) {
+        throw new Error(`parse threw ${String(error)} for body ${JSON.stringify(body.toString('latin1'))}`);
+      }
+    }
+  }
+}
+
+/** Replaces a JSON value in a sample through a structured edit, then re-serialises compactly. */
+export function edited(name: string, edit: (body: Record<string, unknown>) => void): Buffer {
+  const body = fixtureJson(name);
+  edit(body);
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
