@@ -21,6 +21,7 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
       allOrNothing: true,
       snapshot: true,
       snapshotName: '.snapshot',
+      silent: true,
     },
     pool: { min: 0, max: 10 },
     debug: false,

@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
-import type { Mailer } from '../mail/mailer';
+import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
 import { registerAuth } from './plugins/auth';
@@ -20,11 +20,12 @@ export interface AppDeps {
   orm: Orm;
   fulfilment: FulfilmentClient;
   storage: FileStorage;
-  mailer: Mailer;
   /** Injected for tests of expiry; the real clock otherwise. */
   clock: () => Date;
   /** URL of the Temporal Web UI, for links from the webhook log. */
   temporalUiUrl?: string;
+  /** The embedded dev mailbox, when SMTP_URL is unset (shown in the dashboard). */
+  devMailbox?: DevMailbox;
 }
 
 /** Builds the whole HTTP app (API, webhooks, dashboard, customer pages); never listens. */

@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError, UnprocessableError, ValidationError } fro
 import type { FulfilmentInput } from '../domain/fulfilment';
 import { normaliseAmount, normaliseCurrency } from '../domain/money';
 import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
+import { isUuid } from '../domain/uuid';
 
 const optionalField = z.string().trim().optional().transform((v) => (v ? v : undefined));
 
@@ -23,7 +24,6 @@ export const PurchaseFormSchema = z.object({
 });
 export type PurchaseForm = z.infer<typeof PurchaseFormSchema>;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface SaleContext {
@@ -48,7 +48,7 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
     throw new ValidationError('source and externalOrderId go together');
   }
 
-  if (!UUID_RE.test(form.productId)) throw new NotFoundError('product not found');
+  if (!isUuid(form.productId)) throw new NotFoundError('product not found');
   const product = await em.findOne(Product, { id: form.productId, organisation: ctx.orgId }, { populate: ['activeVersion'] });
   if (!product) throw new NotFoundError('product not found');
 
@@ -61,7 +61,7 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
     if (existing > 0) throw new UnprocessableError('a customer with that email already exists');
     customer = { email, name: form['newCustomer.name'] ?? '' };
   } else {
-    const found = UUID_RE.test(form.customerId)
+    const found = isUuid(form.customerId)
       ? await em.findOne(Customer, { id: form.customerId, organisation: ctx.orgId })
       : null;
     if (!found) throw new NotFoundError('customer not found');

@@ -5,19 +5,17 @@ import {
   WithStartWorkflowOperation,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { SearchAttributePair } from '@temporalio/common';
 import { alertWorkflowId, fulfilmentWorkflowId } from '../domain/ids';
 import type { FulfilmentInput, OrderAlertRequest, RecordedPurchase } from '../domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
 import type { orderAlert, orderLineFulfilment } from '../../workflows';
+import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
-export const OrgIdKey = defineSearchAttributeKey('OrgId', SearchAttributeType.KEYWORD);
-export const PlatformKey = defineSearchAttributeKey('Platform', SearchAttributeType.KEYWORD);
-export const OrderIdKey = defineSearchAttributeKey('OrderId', SearchAttributeType.KEYWORD);
 
-export async function connectTemporal(address: string, namespace: string): Promise<Client> {
+export async function connectTemporal(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
   const connection = await Connection.connect({ address });
-  return new Client({ connection, namespace });
+  return { connection, client: new Client({ connection, namespace }) };
 }
 
 /**
@@ -33,9 +31,9 @@ export class FulfilmentClient {
 
   private searchAttributes(orgId: string, source: string, orderId: string): SearchAttributePair[] {
     return [
-      { key: OrgIdKey, value: orgId },
-      { key: PlatformKey, value: source },
-      { key: OrderIdKey, value: orderId },
+      { key: OrgIdSearchAttribute, value: orgId },
+      { key: PlatformSearchAttribute, value: source },
+      { key: OrderIdSearchAttribute, value: orderId },
     ];
   }
 

@@ -1,8 +1,8 @@
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { SEARCH_ATTRIBUTES, type SearchAttributeName } from './search-attributes';
 
-/** The custom search attributes the workflows carry, so an operator can find a run in the UI. */
-export const CUSTOM_SEARCH_ATTRIBUTES = ['OrgId', 'Platform', 'OrderId'] as const;
+const CUSTOM_SEARCH_ATTRIBUTES = Object.keys(SEARCH_ATTRIBUTES) as SearchAttributeName[];
 
 /**
  * Registers the service's search attributes on the namespace when they are missing, so a fresh

@@ -17,7 +17,6 @@ import {
   requireArray,
   requireId,
   requireObject,
-  text,
   type JsonObject,
 } from './fields';
 import { configured, verifyBase64Hmac } from './signature';

@@ -1,0 +1,18 @@
+/** One run, three tiers (test/unit, test/integration, test/e2e) against real services. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+    // ESM-only dependencies that Node 20 loads with require(esm) but jest's module system cannot:
+    // transpiled to CommonJS for the tests only.
+    'node_modules/(cookie|content-disposition)/.+\\.js$': ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true, module: 'commonjs' } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition)/)'],
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+  testTimeout: 60_000,
+  // Real servers keep sockets open for a moment after close.
+  forceExit: true,
+};

@@ -1,0 +1,91 @@
+/**
+ * The operator CLI (decisions §2): `npm run cli -- <command> [flags]`. Every command prints one
+ * line of compact JSON on stdout; logs go to stderr; failures exit non-zero with a message.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config';
+import { createOrm, migrate, type Orm } from '../db/orm';
+import { startEmbeddedPostgres } from '../dev/embedded-postgres';
+import { DomainError, ValidationError } from '../domain/errors';
+import { ROLES, type Role } from '../domain/statuses';
+import { addUser, createOrganisation, setSubscription } from '../services/organisations';
+
+const USAGE = `usage: npm run cli -- <command> [flags]
+  org create --name N --owner-email E --owner-password P [--owner-name N] [--subscription-expires YYYY-MM-DD]
+  user add --org ORG_ID --email E --password P --role owner|admin|member [--name N]
+  org set-subscription --org ORG_ID --expires YYYY-MM-DD
+  migrate`;
+
+type Flags = Record<string, string | undefined>;
+
+function need(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (!value) throw new ValidationError(`--${name} is required\n${USAGE}`);
+  return value;
+}
+
+async function run(command: string, flags: Flags, orm: Orm, applied: string[]): Promise<unknown> {
+  const em = orm.em.fork();
+  switch (command) {
+    case 'org create':
+      return createOrganisation(em, {
+        name: need(flags, 'name'),
+        ownerEmail: need(flags, 'owner-email'),
+        ownerPassword: need(flags, 'owner-password'),
+        ownerName: flags['owner-name'],
+        subscriptionExpires: flags['subscription-expires'],
+      });
+    case 'user add': {
+      const role = need(flags, 'role');
+      if (!(ROLES as readonly string[]).includes(role)) throw new ValidationError(`--role must be one of ${ROLES.join(', ')}`);
+      return addUser(em, need(flags, 'org'), {
+        email: need(flags, 'email'), password: need(flags, 'password'), role: role as Role, name: flags.name,
+      });
+    }
+    case 'org set-subscription':
+      return setSubscription(em, need(flags, 'org'), need(flags, 'expires'));
+    case 'migrate':
+      return { applied };
+    default:
+      throw new ValidationError(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: Object.fromEntries(
+      ['name', 'owner-email', 'owner-password', 'owner-name', 'subscription-expires', 'org', 'email', 'password', 'role', 'expires']
+        .map((name) => [name, { type: 'string' as const }]),
+    ),
+  });
+  const command = positionals.join(' ');
+  if (!command) throw new ValidationError(USAGE);
+
+  const config = loadConfig();
+  const log = { info: (m: string) => process.stderr.write(`${m}\n`), warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`) };
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);
+  const orm = await createOrm(config.databaseUrl ?? embedded!.url);
+  try {
+    const applied = await migrate(orm);
+    const result = await run(command, values as Flags, orm, applied);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } finally {
+    await orm.close(true);
+    await embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof DomainError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+      ? (error as Error).message
+      : ((error as Error).stack ?? String(error));
+    process.stderr.write(`error: ${message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,23 @@
+/** The API role for production (npm run start:api): any number of these behind a load balancer. */
+import { loadConfig } from '../config';
+import { connectCore, onShutdownSignal, required, startApi } from '../roles';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const endpoints = {
+    databaseUrl: required('DATABASE_URL', config.databaseUrl),
+    temporalAddress: required('TEMPORAL_ADDRESS', config.temporal.address),
+  };
+  const core = await connectCore(config, endpoints);
+  const api = await startApi(core);
+  api.app.log.info(`API listening on ${api.url} (public ${config.baseUrl})`);
+  onShutdownSignal(async () => {
+    await api.close();
+    await core.close();
+  }, (msg) => api.app.log.info(msg));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`API failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

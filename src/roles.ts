@@ -1,0 +1,128 @@
+import type { FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
+import type { Config } from './config';
+import { createOrm, migrate, type Orm } from './db/orm';
+import { buildApp, type AppDeps } from './http/app';
+import { createMailer } from './mail/mailer';
+import { LocalDiskStorage } from './storage/local-disk-storage';
+import { connectTemporal, FulfilmentClient } from './temporal/client';
+import { ensureSearchAttributes } from './temporal/register-search-attributes';
+import { createWorker } from './temporal/worker';
+
+/** What both roles share: the database and the Temporal client. */
+export interface CoreServices {
+  config: Readonly<Config>;
+  orm: Orm;
+  temporal: Client;
+  fulfilment: FulfilmentClient;
+  close(): Promise<void>;
+}
+
+export interface Endpoints {
+  databaseUrl: string;
+  temporalAddress: string;
+}
+
+/**
+ * Connects to PostgreSQL and Temporal, applies pending migrations (transactional, so concurrent
+ * starters are safe) and registers missing search attributes.
+ */
+export async function connectCore(config: Readonly<Config>, endpoints: Endpoints): Promise<CoreServices & { applied: string[] }> {
+  const orm = await createOrm(endpoints.databaseUrl);
+  try {
+    const applied = await migrate(orm);
+    const { connection, client: temporal } = await connectTemporal(endpoints.temporalAddress, config.temporal.namespace);
+    await ensureSearchAttributes(connection, config.temporal.namespace);
+    return {
+      config, orm, temporal, applied,
+      fulfilment: new FulfilmentClient(temporal, config.temporal.taskQueue),
+      async close() {
+        await connection.close();
+        await orm.close(true);
+      },
+    };
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+}
+
+export interface RunningApi {
+  app: FastifyInstance;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The API role: builds the app and listens on HOST:PORT. */
+export async function startApi(core: CoreServices, extra: Pick<AppDeps, 'temporalUiUrl' | 'devMailbox'> = {}): Promise<RunningApi> {
+  const app = await buildApp({
+    config: core.config,
+    orm: core.orm,
+    fulfilment: core.fulfilment,
+    storage: new LocalDiskStorage(core.config.fileStorageDir),
+    clock: () => new Date(),
+    ...extra,
+  });
+  const url = await app.listen({ port: core.config.port, host: core.config.host });
+  return { app, url, close: () => app.close() };
+}
+
+export interface RunningWorker {
+  /** Resolves when the worker has stopped. */
+  done: Promise<void>;
+  /** Stops polling and lets running activities finish (shutdownGraceTime). */
+  close(): Promise<void>;
+}
+
+/** The worker role: runs the workflows and activities on the task queue. */
+export async function startWorker(core: CoreServices, endpoints: Endpoints & { smtpUrl: string }): Promise<RunningWorker> {
+  const mailer = createMailer(endpoints.smtpUrl, core.config.mailFrom);
+  const { worker, connection } = await createWorker({
+    deps: { orm: core.orm, mailer, config: core.config },
+    address: endpoints.temporalAddress,
+    namespace: core.config.temporal.namespace,
+    taskQueue: core.config.temporal.taskQueue,
+  });
+  const done = worker.run().finally(async () => {
+    mailer.close();
+    await connection.close();
+  });
+  return {
+    done,
+    async close() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+/** Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once. */
+export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) => void): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    log(`${signal}: shutting down`);
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log(`shutdown failed: ${(error as Error).stack ?? String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}
+
+/** For the production roles: a variable they cannot start without. */
+export function required(name: string, value: string | undefined): string {
+  if (!value) {
+    process.stderr.write(`${name} is not set: the production roles start nothing embedded (use npm start for that).\n`);
+    process.exit(2);
+  }
+  return value;
+}

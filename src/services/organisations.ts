@@ -1,0 +1,88 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Organisation, User } from '../db/entities';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
+import { ROLES, type Role } from '../domain/statuses';
+import { isUuid } from '../domain/uuid';
+import { hashPassword, mintApiKey } from '../security/secrets';
+
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** A YYYY-MM-DD that is a real calendar day. */
+export function parseDay(text: string, what: string): string {
+  const date = new Date(`${text}T00:00:00Z`);
+  if (!DAY_RE.test(text) || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== text) {
+    throw new ValidationError(`${what} must be a date written YYYY-MM-DD`);
+  }
+  return text;
+}
+
+export interface NewUser {
+  email: string;
+  password: string;
+  role: Role;
+  name?: string;
+}
+
+/** Creates a user with a fresh API key; the key is returned here and never again. */
+export async function addUser(em: EntityManager, orgId: string, input: NewUser): Promise<{ userId: string; apiKey: string }> {
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL_RE.test(email)) throw new ValidationError('email is not an email address');
+  if (!ROLES.includes(input.role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
+  if (input.password.length < 8) throw new ValidationError('password must have at least 8 characters');
+  const org = isUuid(orgId) ? await em.findOne(Organisation, orgId) : null;
+  if (!org) throw new NotFoundError('organisation not found');
+  if ((await em.count(User, { email })) > 0) throw new ConflictError('a user with that email already exists');
+  const key = mintApiKey();
+  const user = em.create(User, {
+    organisation: org,
+    email,
+    name: input.name?.trim() ?? '',
+    role: input.role,
+    passwordHash: await hashPassword(input.password),
+    apiKeyHash: key.hash,
+    apiKeyPrefix: key.prefix,
+  });
+  await em.flush();
+  return { userId: user.id, apiKey: key.key };
+}
+
+export interface NewOrganisation {
+  name: string;
+  ownerEmail: string;
+  ownerPassword: string;
+  ownerName?: string;
+  /** Last valid day (UTC), YYYY-MM-DD; absent = open-ended. */
+  subscriptionExpires?: string;
+}
+
+export async function createOrganisation(
+  em: EntityManager,
+  input: NewOrganisation,
+): Promise<{ orgId: string; userId: string; apiKey: string }> {
+  const name = input.name.trim();
+  if (!name) throw new ValidationError('name is required');
+  return em.transactional(async (tx) => {
+    const org = tx.create(Organisation, {
+      name,
+      subscriptionExpiresOn: input.subscriptionExpires ? parseDay(input.subscriptionExpires, 'subscription expiry') : null,
+    });
+    await tx.flush();
+    const owner = await addUser(tx, org.id, {
+      email: input.ownerEmail, password: input.ownerPassword, role: 'owner', name: input.ownerName,
+    });
+    return { orgId: org.id, ...owner };
+  });
+}
+
+export async function setSubscription(
+  em: EntityManager,
+  orgId: string,
+  expires: string,
+): Promise<{ orgId: string; subscriptionExpiresAt: string }> {
+  const org = isUuid(orgId) ? await em.findOne(Organisation, orgId) : null;
+  if (!org) throw new NotFoundError('organisation not found');
+  org.subscriptionExpiresOn = parseDay(expires, 'expiry');
+  await em.flush();
+  return { orgId: org.id, subscriptionExpiresAt: org.subscriptionExpiresOn };
+}

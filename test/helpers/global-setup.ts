@@ -1,0 +1,61 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { loadConfig } from '../../src/config';
+import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
+import { silentLogger } from '../../src/dev/logger';
+import { findTemporalCli } from '../../src/dev/temporal-cli';
+
+const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+
+async function reachable(url: string): Promise<boolean> {
+  const client = new PgClient({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Starts what every test file shares, once per run: the real Temporal dev server (from the
+ * Temporal CLI binary), the workflow bundle, and the PostgreSQL server test databases are made on.
+ * Test files learn of them through environment variables (inherited by jest's workers).
+ */
+export default async function globalSetup(): Promise<void> {
+  const started: Array<() => Promise<void>> = [];
+  (globalThis as { __testTeardown?: typeof started }).__testTeardown = started;
+
+  const adminUrl = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  if (await reachable(adminUrl)) {
+    process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
+  } else {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-pg-'));
+    const pg = await startEmbeddedPostgres(loadConfig({ DATA_DIR: dataDir }), silentLogger);
+    started.push(() => pg.stop());
+    process.env.TEST_ADMIN_DATABASE_URL = pg.url;
+  }
+
+  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: cli ? { executable: { type: 'existing-path', path: cli } } : {},
+  });
+  started.push(() => env.teardown());
+  process.env.TEST_TEMPORAL_ADDRESS = env.address;
+
+  // Not imported from src/temporal/worker: global setup must not load the ORM's entities into the
+  // outer realm that jest's test contexts cannot share.
+  const workflowsPath = path.resolve(__dirname, '../../workflows');
+  const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
+  const bundlePath = path.join(bundleDir, 'workflows.js');
+  await writeFile(bundlePath, bundle.code);
+  process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
+}

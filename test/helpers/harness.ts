@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../src/config';
+import { createOrm, migrate, type Orm } from '../../src/db/orm';
+import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
+import { silentLogger } from '../../src/dev/logger';
+import { buildApp } from '../../src/http/app';
+import { createMailer, type Mailer } from '../../src/mail/mailer';
+import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
+import { connectTemporal, FulfilmentClient } from '../../src/temporal/client';
+import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
+import { createWorker } from '../../src/temporal/worker';
+import { createTestDatabase } from './database';
+
+export interface HarnessOptions {
+  clock?: () => Date;
+  env?: Record<string, string>;
+  mailbox?: DevMailboxOptions;
+  /** Default true: a worker runs the workflows on this harness's own task queue. */
+  worker?: boolean;
+}
+
+/** One test file's world: its own database, mailbox, task queue, worker and app, on the shared servers. */
+export interface Harness {
+  config: Readonly<Config>;
+  orm: Orm;
+  mailbox: DevMailbox;
+  mailer: Mailer;
+  temporal: Client;
+  fulfilment: FulfilmentClient;
+  storage: LocalDiskStorage;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+function quietTemporalLogs(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Installed already by an earlier test file of this jest worker.
+  }
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  quietTemporalLogs();
+  const temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
+  if (!temporalAddress || !bundlePath) throw new Error('run the tests through jest: global setup starts Temporal');
+
+  const database = await createTestDatabase();
+  const mailbox = await startDevMailbox(silentLogger, { port: 0, ...options.mailbox });
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-data-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
+    SMTP_URL: mailbox.url,
+    BASE_URL: 'http://delivery.test',
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const orm = await createOrm(database.url);
+  await migrate(orm);
+  const { connection, client: temporal } = await connectTemporal(temporalAddress, config.temporal.namespace);
+  await ensureSearchAttributes(connection, config.temporal.namespace);
+  const fulfilment = new FulfilmentClient(temporal, config.temporal.taskQueue);
+  const mailer = createMailer(mailbox.url, config.mailFrom);
+  const storage = new LocalDiskStorage(config.fileStorageDir);
+
+  let worker: Worker | undefined;
+  let workerRun: Promise<void> | undefined;
+  let closeWorkerConnection: (() => Promise<void>) | undefined;
+  if (options.worker !== false) {
+    const created = await createWorker({
+      deps: { orm, mailer, config },
+      address: temporalAddress,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      workflowBundle: { code: await readFile(bundlePath, 'utf8') },
+      shutdownGraceTime: '1s',
+    });
+    worker = created.worker;
+    workerRun = worker.run();
+    closeWorkerConnection = () => created.connection.close();
+  }
+
+  const app = await buildApp({
+    config, orm, fulfilment, storage, clock: options.clock ?? (() => new Date()),
+  });
+  await app.ready();
+
+  return {
+    config, orm, mailbox, mailer, temporal, fulfilment, storage, app,
+    async close() {
+      await app.close();
+      if (worker) {
+        worker.shutdown();
+        await workerRun;
+        await closeWorkerConnection?.();
+      }
+      await connection.close();
+      mailer.close();
+      await mailbox.stop();
+      await orm.close(true);
+      await database.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { Readable } from 'node:stream';
+import { Product, ProductSku, ProductVersion, VersionFile } from '../../src/db/entities';
+import { normaliseSku } from '../../src/domain/ids';
+import type { ProductStatus } from '../../src/domain/statuses';
+import { addUser, createOrganisation } from '../../src/services/organisations';
+import type { Role } from '../../src/domain/statuses';
+import type { Harness } from './harness';
+
+let counter = 0;
+const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+export async function seedOrganisation(h: Harness, options: { subscriptionExpires?: string; name?: string } = {}) {
+  const id = unique();
+  return createOrganisation(h.orm.em.fork(), {
+    name: options.name ?? `Org ${id}`,
+    ownerEmail: `owner-${id}@example.com`,
+    ownerPassword: 'correct horse battery',
+    ownerName: 'Olive Owner',
+    subscriptionExpires: options.subscriptionExpires,
+  });
+}
+
+export async function seedUser(h: Harness, orgId: string, role: Role) {
+  const email = `${role}-${unique()}@example.com`;
+  return { email, ...(await addUser(h.orm.em.fork(), orgId, { email, password: 'correct horse battery', role })) };
+}
+
+export interface SeededProduct {
+  productId: string;
+  versionId: string;
+  fileId: string;
+  fileBytes: Buffer;
+}
+
+/** A product with one ready version holding one small file; `live` publishes it too. */
+export async function seedProduct(
+  h: Harness,
+  orgId: string,
+  options: { slug?: string; name?: string; status?: ProductStatus; skus?: string[]; withVersion?: boolean } = {},
+): Promise<SeededProduct> {
+  const em = h.orm.em.fork();
+  const slug = options.slug ?? `product-${unique()}`;
+  const product = em.create(Product, {
+    organisation: orgId, name: options.name ?? `Product ${slug}`, slug, status: options.status ?? 'published',
+  });
+  em.create(ProductSku, { organisation: orgId, product, sku: normaliseSku(slug), isSlug: true });
+  for (const sku of options.skus ?? []) em.create(ProductSku, { organisation: orgId, product, sku: normaliseSku(sku), isSlug: false });
+  await em.flush();
+  if (options.withVersion === false) return { productId: product.id, versionId: '', fileId: '', fileBytes: Buffer.alloc(0) };
+
+  const version = em.create(ProductVersion, { product, version: '1.0.0' });
+  const fileBytes = Buffer.from(`contents of ${slug} ${'x'.repeat(1000)}\n`);
+  const file = em.create(VersionFile, { version, name: `${slug}.txt`, size: 0, sha256: '', storageKey: '' });
+  file.storageKey = `files/${file.id}`;
+  const stored = await h.storage.put(file.storageKey, Readable.from([fileBytes]), 1e9);
+  file.size = stored.size;
+  file.sha256 = stored.sha256;
+  product.activeVersion = version;
+  await em.flush();
+  return { productId: product.id, versionId: version.id, fileId: file.id, fileBytes };
+}
