@@ -19,8 +19,9 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
       pathTs: path.join(__dirname, '../../migrations'),
       transactional: true,
       allOrNothing: true,
-      snapshot: true,
-      snapshotName: '.snapshot',
+      // New migrations are diffed against a migrated database, not a snapshot file that every
+      // run would rewrite.
+      snapshot: false,
       silent: true,
     },
     pool: { min: 0, max: 10 },
