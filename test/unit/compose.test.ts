@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+
+const root = path.join(__dirname, '..', '..');
+
+interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string[];
+  environment?: Record<string, string | number> | string[];
+  depends_on?: Record<string, { condition: string }> | string[];
+  healthcheck?: { test: string[] | string };
+}
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+}
+
+/** The environment as a map, whichever of compose's two spellings is used. */
+function env(service: ComposeService): Record<string, string> {
+  const e = service.environment ?? {};
+  if (Array.isArray(e)) {
+    return Object.fromEntries(e.map((line) => [line.split('=')[0], line.slice(line.indexOf('=') + 1)]));
+  }
+  return Object.fromEntries(Object.entries(e).map(([k, v]) => [k, String(v)]));
+}
+
+function dependsOn(service: ComposeService): string[] {
+  const d = service.depends_on ?? [];
+  return Array.isArray(d) ? d : Object.keys(d);
+}
+
+describe('docker-compose.yml (production shape)', () => {
+  // `merge: true` resolves the `<<: *app-env` merge keys the way docker compose does.
+  const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as ComposeFile;
+  const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+
+  it('has every service of the production shape', () => {
+    for (const name of ['postgres', 'temporal', 'temporal-ui', 'mailpit', 'api', 'worker']) {
+      expect(compose.services).toHaveProperty(name);
+    }
+    expect(compose.services.postgres.image).toMatch(/^postgres:1[4-9]/);
+    expect(compose.services.temporal.image).toMatch(/^temporalio\/auto-setup:/);
+    expect(compose.services['temporal-ui'].image).toMatch(/^temporalio\/ui:/);
+    expect(compose.services.mailpit.image).toMatch(/^axllent\/mailpit/);
+  });
+
+  it('runs Temporal on PostgreSQL', () => {
+    const temporal = env(compose.services.temporal);
+    expect(temporal.DB).toBe('postgres12');
+    expect(temporal.POSTGRES_SEEDS).toBe('postgres');
+    expect(dependsOn(compose.services.temporal)).toContain('postgres');
+    expect(env(compose.services['temporal-ui']).TEMPORAL_ADDRESS).toBe('temporal:7233');
+  });
+
+  it('builds api and worker from the Dockerfile with their own entry points', () => {
+    for (const name of ['api', 'worker']) {
+      const build = compose.services[name].build;
+      const spec = typeof build === 'string' ? { context: build } : build;
+      expect(spec?.context).toBe('.');
+      expect(spec?.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
+    }
+    expect(compose.services.api.command).toEqual(['node', 'dist/src/http/server.js']);
+    expect(compose.services.worker.command).toEqual(['node', 'dist/src/temporal/worker-main.js']);
+  });
+
+  it('wires api and worker to PostgreSQL, Temporal and the mail catcher', () => {
+    for (const name of ['api', 'worker']) {
+      const e = env(compose.services[name]);
+      expect(e.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\/\w+$/);
+      expect(e.TEMPORAL_ADDRESS).toBe('temporal:7233');
+      expect(e.FILE_STORAGE_DIR).toBeTruthy();
+      expect(e.BASE_URL).toBeTruthy();
+      expect(dependsOn(compose.services[name])).toEqual(expect.arrayContaining(['postgres', 'temporal']));
+    }
+    expect(env(compose.services.worker).SMTP_URL).toBe('smtp://mailpit:1025');
+    expect(env(compose.services.api).HOST).toBe('0.0.0.0');
+    expect(compose.services.api.healthcheck).toBeDefined();
+  });
+
+  it('shares the file storage volume between api and worker', () => {
+    const volumes = (name: string) => (compose.services[name] as { volumes?: string[] }).volumes ?? [];
+    const apiFiles = volumes('api').find((v) => v.endsWith(':/data'));
+    expect(apiFiles).toBeDefined();
+    expect(volumes('worker')).toContain(apiFiles);
+    expect(env(compose.services.api).FILE_STORAGE_DIR.startsWith('/data')).toBe(true);
+  });
+
+  it('builds on Debian slim, not Alpine, and runs as the non-root node user', () => {
+    const bases = [...dockerfile.matchAll(/^FROM\s+(\S+)/gim)].map((m) => m[1]);
+    expect(bases.length).toBeGreaterThanOrEqual(2); // multi-stage
+    for (const base of bases) {
+      expect(base).toMatch(/^node:20-bookworm-slim$/);
+      expect(base).not.toMatch(/alpine/i);
+    }
+    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
+    expect(dockerfile).toMatch(/npm run build/);
+    expect(dockerfile).toMatch(/npm prune --omit=dev/);
+    expect(dockerfile).toMatch(/^USER node$/m);
+  });
+});
