@@ -24,8 +24,12 @@ declare module 'fastify' {
     principal: Principal | null;
   }
   interface FastifyInstance {
-    /** Set by the dashboard's session plugin: the signed-in user's id, if any. */
-    sessionUserId?: (request: FastifyRequest) => string | null;
+    /**
+     * Set by the dashboard's session plugin: the signed-in user's id, if any (async: a session is
+     * checked against the user's current password). It throws 403 for a state-changing request
+     * without the session's CSRF token.
+     */
+    sessionUserId?: (request: FastifyRequest) => Promise<string | null>;
   }
 }
 
@@ -73,7 +77,7 @@ export function registerAuth(app: FastifyInstance, orm: Orm, clock: () => Date):
         void em.execute('update app_user set api_key_last_used_at = now() where id = ?', [rows[0].id]).catch(() => undefined);
       }
     } else {
-      const userId = app.sessionUserId?.(request) ?? null;
+      const userId = (await app.sessionUserId?.(request)) ?? null;
       if (!userId) throw new UnauthorizedError('missing or invalid API key');
       via = 'session';
       rows = await em.execute<UserRow[]>(`${select} where u.id = ?`, [userId]);
