@@ -11,6 +11,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     errorFormat?: ErrorFormat;
   }
+  interface FastifyInstance {
+    /** Decorated by a plugin whose routes answer whole pages (the dashboard): renders a `page` error. */
+    renderErrorPage?: (request: FastifyRequest, status: number, message: string) => string;
+  }
 }
 
 export function errorFormatOf(request: FastifyRequest): ErrorFormat {
@@ -22,6 +26,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, status: 
   const format = errorFormatOf(request);
   reply.code(status);
   if (format === 'text') return reply.type('text/plain; charset=utf-8').send(`${message}\n`);
+  if (format === 'page' && request.server.renderErrorPage) {
+    return reply.type('text/html; charset=utf-8').send(request.server.renderErrorPage(request, status, message));
+  }
   if (format === 'html-fragment' || format === 'page') {
     return reply
       .type('text/html; charset=utf-8')
