@@ -4,10 +4,10 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
+    '^.+\\.ts$': ['ts-jest', {}],
     // ESM-only dependencies that Node 20 loads with require(esm) but jest's module system cannot:
     // transpiled to CommonJS for the tests only.
-    'node_modules/(cookie|content-disposition)/.+\\.js$': ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true, module: 'commonjs' } }],
+    'node_modules/(cookie|content-disposition)/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition)/)'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',

@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   };
   const core = await connectCore(config, endpoints);
   const api = await startApi(core);
-  api.app.log.info(`API listening on ${api.url} (public ${config.baseUrl})`);
+  process.stderr.write(`API listening on ${api.url} (public ${config.baseUrl})\n`);
   onShutdownSignal(async () => {
     await api.close();
     await core.close();

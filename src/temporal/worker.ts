@@ -1,4 +1,4 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 
 export interface WorkerSetup {
@@ -14,8 +14,21 @@ export interface WorkerSetup {
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
+/**
+ * The SDK logs every worker state change and the whole workflow bundle at INFO; the service's own
+ * INFO is about requests. Installed once per process, before the first worker.
+ */
+export function quietTemporalRuntime(level: 'DEBUG' | 'WARN' = 'WARN'): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // Already installed in this process.
+  }
+}
+
 /** The worker role: runs every workflow and activity of the service on one task queue. */
 export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+  quietTemporalRuntime();
   const connection = await NativeConnection.connect({ address: setup.address });
   const worker = await Worker.create({
     connection,

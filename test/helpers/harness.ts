@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
@@ -38,16 +38,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-function quietTemporalLogs(): void {
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch {
-    // Installed already by an earlier test file of this jest worker.
-  }
-}
-
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  quietTemporalLogs();
   const temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
   const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
   if (!temporalAddress || !bundlePath) throw new Error('run the tests through jest: global setup starts Temporal');

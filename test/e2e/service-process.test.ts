@@ -1,0 +1,128 @@
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../../src/dev/ports';
+import { startHarness, type Harness } from '../helpers/harness';
+import { seedProduct } from '../helpers/seed';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+
+let h: Harness;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  // The roles run from the build, as `npm start` runs them.
+  await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
+  h = await startHarness({ worker: false });
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-e2e-'));
+  const port = await freePort();
+  env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    DATABASE_URL: h.config.databaseUrl,
+    TEMPORAL_ADDRESS: h.config.temporal.address,
+    TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue,
+    SMTP_URL: h.mailbox.url,
+    LOG_LEVEL: 'warn',
+  };
+}, 180_000);
+afterAll(async () => {
+  await h?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+function start(script: string, extraEnv: NodeJS.ProcessEnv = {}): { child: ChildProcessWithoutNullStreams; output: () => string } {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src', script)], { cwd: ROOT, env: { ...env, ...extraEnv } });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  return { child, output: () => output };
+}
+
+async function waitForOutput(output: () => string, pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(output())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+}
+
+test('npm start with every variable set starts nothing embedded, sells through Temporal and stops on SIGTERM', async () => {
+  const service = start('main.js');
+  try {
+    await waitForOutput(service.output, /Delivery service ready/);
+    expect(service.output()).toContain('external (DATABASE_URL)');
+    expect(service.output()).toContain('external cluster');
+    expect(service.output()).toContain('external SMTP');
+    expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(false);
+
+    const cli = await run(process.execPath, [
+      'dist/src/cli/main.js', 'org', 'create', '--name', 'E2E Shop', '--owner-email', 'owner@e2e.test', '--owner-password', 'a long password',
+    ], { cwd: ROOT, env });
+    const lines = cli.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const org = JSON.parse(lines[0]) as { orgId: string; userId: string; apiKey: string };
+    expect(Object.keys(org).sort()).toEqual(['apiKey', 'orgId', 'userId']);
+
+    const product = await seedProduct(h, org.orgId, { name: 'E2E Ebook' });
+    expect((await fetch(`${env.BASE_URL}/readyz`)).status).toBe(200);
+    const res = await fetch(`${env.BASE_URL}/api/purchases`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.apiKey}` },
+      body: new URLSearchParams({
+        customerId: 'new', 'newCustomer.name': 'Eve', 'newCustomer.email': 'eve@e2e.test',
+        productId: product.productId, amount: '12.50', currency: 'EUR', paymentMethod: 'custom', sendEmail: 'true',
+      }),
+    });
+    expect(res.status).toBe(201);
+    expect(await res.text()).toMatch(/data-purchase-id="[0-9a-f-]{36}"/);
+    const mail = await h.mailbox.waitFor((m) => m.to.includes('eve@e2e.test'), 30_000);
+    expect(mail.text).toContain(`${env.BASE_URL}/d/`);
+  } finally {
+    service.child.kill('SIGTERM');
+    expect(await exitOf(service.child)).toBe(0);
+  }
+});
+
+test.each([
+  ['http/server.js', {}, 'DATABASE_URL'],
+  ['http/server.js', { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, 'TEMPORAL_ADDRESS'],
+  ['temporal/worker-main.js', { SMTP_URL: '' }, 'SMTP_URL'],
+])('the production role %s refuses to start without its variables', async (script, extra, variable) => {
+  const missing = { DATABASE_URL: '', TEMPORAL_ADDRESS: '', SMTP_URL: '', ...extra };
+  if (variable === 'SMTP_URL') Object.assign(missing, { DATABASE_URL: env.DATABASE_URL, TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS });
+  const role = start(script, missing);
+  expect(await exitOf(role.child)).not.toBe(0);
+  expect(role.output()).toContain(`${variable} is not set`);
+});
+
+test('the api and worker roles run separately and stop cleanly on SIGTERM', async () => {
+  const worker = start('temporal/worker-main.js');
+  const api = start('http/server.js');
+  try {
+    await waitForOutput(worker.output, /worker polling/);
+    await waitForOutput(api.output, /API listening/);
+    expect((await fetch(`${env.BASE_URL}/readyz`)).status).toBe(200);
+  } finally {
+    api.child.kill('SIGTERM');
+    worker.child.kill('SIGTERM');
+    expect(await exitOf(api.child)).toBe(0);
+    expect(await exitOf(worker.child)).toBe(0);
+  }
+});
