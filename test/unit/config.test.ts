@@ -1,0 +1,41 @@
+import path from 'node:path';
+import { loadConfig, parseDuration } from '../../src/config';
+
+describe('config', () => {
+  test('defaults of decisions §1', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.baseUrl).toBe('http://localhost:3000');
+    expect(config.siteUrl).toBe(config.baseUrl);
+    expect(config.dataDir).toBe(path.resolve('.data'));
+    expect(config.fileStorageDir).toBe(path.resolve('.data/files'));
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.temporal).toEqual(expect.objectContaining({ address: undefined, namespace: 'default', taskQueue: 'fulfilment', uiPort: 8233 }));
+    expect(config.smtpUrl).toBeUndefined();
+    expect(config.mailFrom).toBe('downloads@localhost');
+    expect(config.emailRetryWindowMs).toBe(3_600_000);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  test('BASE_URL follows PORT; SITE_URL follows BASE_URL; trailing slashes go', () => {
+    expect(loadConfig({ PORT: '4000' }).baseUrl).toBe('http://localhost:4000');
+    const config = loadConfig({ BASE_URL: 'https://shop.example/' });
+    expect(config.baseUrl).toBe('https://shop.example');
+    expect(config.siteUrl).toBe('https://shop.example');
+    expect(loadConfig({ BASE_URL: 'https://a.example', SITE_URL: 'https://b.example' }).siteUrl).toBe('https://b.example');
+  });
+
+  test('an empty variable counts as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
+  });
+
+  test('durations', () => {
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(() => parseDuration('1d')).toThrow(/duration/);
+    expect(() => loadConfig({ EMAIL_RETRY_WINDOW: 'soon' })).toThrow(/EMAIL_RETRY_WINDOW/);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});
