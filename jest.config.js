@@ -6,10 +6,10 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['ts-jest', {}],
     // ESM-only dependencies that Node 20 loads with require(esm) but jest's module system cannot:
-    // transpiled to CommonJS for the tests only.
-    'node_modules/(cookie|content-disposition)/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
+    // transpiled to CommonJS for the tests only (@fastify/cookie: its dynamic import() of `cookie` becomes a require()).
+    'node_modules/(cookie|content-disposition|@fastify/cookie)/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition|@fastify/cookie)/)'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60_000,

@@ -11,6 +11,9 @@ import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
 import { registerAuth } from './plugins/auth';
 import { registerErrorHandler } from './plugins/error-handler';
+import { registerSession } from './plugins/session';
+import { sessionSecretOf } from '../security/session-secret';
+import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
 
@@ -66,8 +69,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limits: { fileSize: deps.config.maxUploadBytes, files: 50, fields: 100, fieldSize: 64 * 1024 },
   });
   registerAuth(app, deps.orm, deps.clock);
+  await registerSession(app, { ...deps, secret: await sessionSecretOf(deps.config) });
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
+  await app.register(dashboardRoutes(deps));
   return app;
 }

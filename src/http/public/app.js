@@ -1,0 +1,131 @@
+// Dashboard behaviour that htmx does not cover: file uploads with a progress bar, forms that talk
+// JSON to the REST API, copy buttons, confirmations. Plain script, no build step. Every request
+// carries the session's CSRF token (the API asks for it when a session, not a key, is used).
+/* global window, document, navigator, fetch, XMLHttpRequest, FormData */
+'use strict';
+
+(function () {
+  function csrfToken() {
+    return document.body.getAttribute('data-csrf') || '';
+  }
+
+  function statusArea(form) {
+    return form.querySelector('[data-status]');
+  }
+
+  function say(form, text, isError) {
+    var area = statusArea(form);
+    if (!area) return;
+    area.textContent = text;
+    area.className = isError ? 'error' : 'ok';
+    area.setAttribute('role', isError ? 'alert' : 'status');
+    area.hidden = false;
+  }
+
+  function errorText(xhrStatus, body) {
+    try {
+      var parsed = JSON.parse(body);
+      if (parsed && parsed.error) return parsed.error;
+    } catch {
+      // not JSON
+    }
+    return 'The request failed (HTTP ' + xhrStatus + ').';
+  }
+
+  // Uploads a version (multipart) to the API with XMLHttpRequest, whose upload events drive the bar.
+  function upload(form) {
+    var bar = form.querySelector('progress');
+    var button = form.querySelector('button[type="submit"]');
+    var xhr = new XMLHttpRequest();
+    xhr.open('POST', form.getAttribute('action'));
+    xhr.setRequestHeader('X-CSRF-Token', csrfToken());
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.upload.addEventListener('progress', function (event) {
+      if (!event.lengthComputable || !bar) return;
+      bar.max = event.total;
+      bar.value = event.loaded;
+      bar.textContent = Math.round((event.loaded / event.total) * 100) + ' %';
+    });
+    xhr.addEventListener('load', function () {
+      if (button) button.disabled = false;
+      if (xhr.status >= 200 && xhr.status < 300) {
+        if (bar) bar.value = bar.max;
+        say(form, form.getAttribute('data-done') || 'Uploaded.', false);
+        window.setTimeout(function () { window.location.reload(); }, 400);
+      } else {
+        say(form, errorText(xhr.status, xhr.responseText), true);
+      }
+    });
+    xhr.addEventListener('error', function () {
+      if (button) button.disabled = false;
+      say(form, 'The upload was interrupted. Check the connection and try again.', true);
+    });
+    if (button) button.disabled = true;
+    if (bar) { bar.hidden = false; bar.removeAttribute('value'); }
+    say(form, 'Uploading…', false);
+    xhr.send(new FormData(form));
+  }
+
+  // A form whose fields are sent as a JSON object to the API. `data-show` names a field of the
+  // answer to show once (a new API key); otherwise the page reloads to show the new state.
+  function sendJson(form) {
+    var body = {};
+    new FormData(form).forEach(function (value, name) {
+      if (name !== '_csrf' && value !== '') body[name] = value;
+    });
+    fetch(form.getAttribute('action'), {
+      method: form.getAttribute('data-method') || 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'Accept': 'application/json', 'X-CSRF-Token': csrfToken() },
+      body: JSON.stringify(body),
+    }).then(function (response) {
+      return response.text().then(function (text) {
+        if (!response.ok) { say(form, errorText(response.status, text), true); return; }
+        var show = form.getAttribute('data-show');
+        var target = show && document.getElementById(form.getAttribute('data-show-in'));
+        if (target) {
+          target.textContent = JSON.parse(text)[show];
+          var hiddenBox = target.closest('[hidden]');
+          if (hiddenBox) hiddenBox.hidden = false;
+          say(form, form.getAttribute('data-done') || 'Done.', false);
+          return;
+        }
+        say(form, form.getAttribute('data-done') || 'Saved.', false);
+        window.setTimeout(function () { window.location.reload(); }, 400);
+      });
+    }, function () {
+      say(form, 'The request could not be sent. Check the connection and try again.', true);
+    });
+  }
+
+  document.addEventListener('submit', function (event) {
+    var form = event.target;
+    var question = form.getAttribute('data-confirm');
+    if (question && !window.confirm(question)) { event.preventDefault(); return; }
+    if (form.hasAttribute('data-upload')) { event.preventDefault(); upload(form); }
+    else if (form.hasAttribute('data-json')) { event.preventDefault(); sendJson(form); }
+  });
+
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest('[data-copy]');
+    if (!button) return;
+    var source = document.getElementById(button.getAttribute('data-copy'));
+    var text = source ? (source.value !== undefined ? source.value : source.textContent) : '';
+    var done = function () { button.textContent = 'Copied'; window.setTimeout(function () { button.textContent = 'Copy'; }, 1500); };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done);
+    } else if (source && source.select) {
+      source.select();
+      document.execCommand('copy');
+      done();
+    }
+  });
+
+  // The manual purchase form: the new-customer fields only matter when "New customer" is chosen.
+  document.addEventListener('change', function (event) {
+    var select = event.target.closest('[data-toggles]');
+    if (!select) return;
+    var group = document.getElementById(select.getAttribute('data-toggles'));
+    if (group) group.hidden = select.value !== 'new';
+  });
+})();

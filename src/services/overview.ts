@@ -1,0 +1,56 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+export interface DayCount {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  sales: number;
+  downloads: number;
+}
+
+export interface Overview {
+  /** One entry per UTC day, oldest first, today last; days without activity count 0. */
+  days: DayCount[];
+  deliveries: { success: number; error: number; held: number; pending: number };
+  /** Success / (Success + Error) over the period; null when nothing finished. */
+  successRate: number | null;
+  unmatchedSkus: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The Overview page's figures for the `days` UTC days up to `now`, for one organisation. */
+export async function overviewOf(em: EntityManager, orgId: string, now: Date, days = 30): Promise<Overview> {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const since = new Date(today - (days - 1) * DAY_MS);
+  const perDay = (table: string, extra = '') => em.execute<Array<{ day: string; n: string }>>(
+    `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
+       from ${table} where organisation_id = ? and created_at >= ? ${extra} group by 1`,
+    [orgId, since],
+  );
+  const [sales, downloads, statuses, unmatched] = await Promise.all([
+    perDay('purchase'),
+    perDay('activity_log_entry', `and kind = 'file_download'`),
+    em.execute<Array<{ status: string; n: string }>>(
+      'select status, count(*) as n from webhook_delivery where organisation_id = ? and received_at >= ? group by status',
+      [orgId, since],
+    ),
+    em.execute<Array<{ total: string | null }>>('select sum(count) as total from unmatched_sku where organisation_id = ?', [orgId]),
+  ]);
+
+  const salesBy = new Map(sales.map((r) => [r.day, Number(r.n)]));
+  const downloadsBy = new Map(downloads.map((r) => [r.day, Number(r.n)]));
+  const result: DayCount[] = [];
+  for (let i = 0; i < days; i += 1) {
+    const day = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+    result.push({ day, sales: salesBy.get(day) ?? 0, downloads: downloadsBy.get(day) ?? 0 });
+  }
+  const count = (status: string) => Number(statuses.find((r) => r.status === status)?.n ?? 0);
+  const deliveries = { success: count('Success'), error: count('Error'), held: count('held'), pending: count('Pending') };
+  const finished = deliveries.success + deliveries.error;
+  return {
+    days: result,
+    deliveries,
+    successRate: finished === 0 ? null : deliveries.success / finished,
+    unmatchedSkus: Number(unmatched[0]?.total ?? 0),
+  };
+}

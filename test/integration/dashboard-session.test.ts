@@ -1,0 +1,135 @@
+import { startHarness, type Harness } from '../helpers/harness';
+import { seedOrganisation, seedUser } from '../helpers/seed';
+import { cookieHeader, cookiesOf, postSignin, signIn, signinForm } from '../helpers/dashboard';
+
+let h: Harness;
+let org: { orgId: string; userId: string; apiKey: string };
+let ownerEmail: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  org = await seedOrganisation(h);
+  const rows = await h.orm.em.fork().execute<Array<{ email: string }>>('select email from app_user where id = ?', [org.userId]);
+  ownerEmail = rows[0].email;
+});
+afterAll(() => h?.close());
+
+describe('sign-in', () => {
+  test('signed out, / leads to the sign-in form with fields labelled Email and Password', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/' });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/signin?next=%2F');
+    const form = await h.app.inject({ method: 'GET', url: res.headers.location as string });
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toMatch(/<label for="email">Email<\/label>/);
+    expect(form.body).toMatch(/<label for="password">Password<\/label>/);
+  });
+
+  test('a right password starts a signed, HttpOnly, SameSite=Lax session and goes to next', async () => {
+    const res = await postSignin(h.app, ownerEmail.toUpperCase(), 'correct horse battery', { next: '/products' });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/products');
+    const setCookie = String(res.headers['set-cookie']);
+    expect(setCookie).toMatch(/dlv_session=[^;]+;/);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Lax/);
+    const page = await h.app.inject({ method: 'GET', url: '/', headers: { cookie: cookieHeader(cookiesOf(res)) } });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<h1>Overview</h1>');
+  });
+
+  test('next never leaves the site', async () => {
+    const res = await postSignin(h.app, ownerEmail, 'correct horse battery', { next: '//evil.example/x' });
+    expect(res.headers.location).toBe('/');
+  });
+
+  test('a wrong password and an unknown account get the same answer', async () => {
+    const wrong = await postSignin(h.app, ownerEmail, 'not the password');
+    const unknown = await postSignin(h.app, 'nobody-here@example.com', 'not the password');
+    expect(wrong.statusCode).toBe(401);
+    expect(unknown.statusCode).toBe(401);
+    const message = (body: string) => /role="alert"[^>]*>([^<]+)</.exec(body)?.[1];
+    expect(message(wrong.body)).toBe('Email or password is incorrect.');
+    expect(message(unknown.body)).toBe(message(wrong.body));
+    expect(cookiesOf(wrong).dlv_session).toBeUndefined();
+  });
+
+  test('the sign-in form needs its own token (login CSRF)', async () => {
+    const { jar } = await signinForm(h.app);
+    const res = await h.app.inject({
+      method: 'POST', url: '/signin',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ email: ownerEmail, password: 'correct horse battery', _csrf: 'forged' }).toString(),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(cookiesOf(res).dlv_session).toBeUndefined();
+  });
+
+  test('too many attempts for one account → 429, even with the right password, and other accounts still sign in', async () => {
+    const member = await seedUser(h, org.orgId, 'member');
+    for (let i = 0; i < 10; i += 1) expect((await postSignin(h.app, member.email, `wrong ${i}`)).statusCode).toBe(401);
+    const limited = await postSignin(h.app, member.email, 'correct horse battery');
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['retry-after']).toBeDefined();
+    expect(limited.body).toContain('Too many sign-in attempts');
+    expect(cookiesOf(limited).dlv_session).toBeUndefined();
+    expect((await postSignin(h.app, ownerEmail, 'correct horse battery')).statusCode).toBe(303);
+  });
+
+  test('a tampered session cookie is no session', async () => {
+    const { cookie } = await signIn(h.app, ownerEmail);
+    const tampered = cookie.replace(/dlv_session=([^.;]+)/, (_m, userId: string) => `dlv_session=${userId.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'))}`);
+    expect(tampered).not.toBe(cookie);
+    const res = await h.app.inject({ method: 'GET', url: '/', headers: { cookie: tampered } });
+    expect(res.statusCode).toBe(303);
+  });
+
+  test('sign-out needs the CSRF token, then ends the session', async () => {
+    const { cookie, csrf } = await signIn(h.app, ownerEmail);
+    const form = (fields: Record<string, string>) => ({
+      method: 'POST' as const, url: '/signout',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(fields).toString(),
+    });
+    expect((await h.app.inject(form({}))).statusCode).toBe(403);
+    const out = await h.app.inject(form({ _csrf: csrf }));
+    expect(out.statusCode).toBe(303);
+    expect(String(out.headers['set-cookie'])).toMatch(/dlv_session=;/);
+  });
+});
+
+describe('CSRF on session-authenticated API calls', () => {
+  const sale = { customerId: 'new', 'newCustomer.email': 'csrf@example.com', productId: '00000000-0000-4000-8000-000000000000', amount: '1', currency: 'USD' };
+  const post = (headers: Record<string, string>) => h.app.inject({
+    method: 'POST', url: '/api/purchases',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(sale).toString(),
+  });
+
+  test('a session without the X-CSRF-Token header is refused with 403 before anything else', async () => {
+    const { cookie } = await signIn(h.app, ownerEmail);
+    const res = await post({ cookie });
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('CSRF');
+    expect((await post({ cookie, 'x-csrf-token': 'wrong' })).statusCode).toBe(403);
+  });
+
+  test('with the session token it gets through to the route (404: no such product)', async () => {
+    const { cookie, csrf } = await signIn(h.app, ownerEmail);
+    expect((await post({ cookie, 'x-csrf-token': csrf })).statusCode).toBe(404);
+  });
+
+  test('an API key needs no CSRF token, and GET with a session needs none either', async () => {
+    expect((await post({ authorization: `Bearer ${org.apiKey}` })).statusCode).toBe(404);
+    const { cookie } = await signIn(h.app, ownerEmail);
+    const products = await h.app.inject({ method: 'GET', url: '/api/products', headers: { cookie } });
+    expect(products.statusCode).toBe(200);
+  });
+
+  test('a token of another session does not fit', async () => {
+    const a = await signIn(h.app, ownerEmail);
+    const b = await signIn(h.app, ownerEmail);
+    expect(a.csrf).not.toBe(b.csrf);
+    expect((await post({ cookie: a.cookie, 'x-csrf-token': b.csrf })).statusCode).toBe(403);
+  });
+});
