@@ -16,6 +16,8 @@ import { sessionSecretOf } from '../security/session-secret';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
+import { productRoutes } from './routes/api/products';
+import { versionRoutes } from './routes/api/versions';
 
 /** Everything the HTTP layer needs, built by the composition root (server.ts / main.ts / tests). */
 export interface AppDeps {
@@ -73,6 +75,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
+  await app.register(productRoutes(deps));
+  await app.register(versionRoutes(deps));
   await app.register(dashboardRoutes(deps));
   return app;
 }

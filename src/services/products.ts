@@ -1,0 +1,275 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Product, ProductSku, ProductVersion } from '../db/entities';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
+import { normaliseSku } from '../domain/ids';
+import { normaliseSlug } from '../domain/slug';
+import { PRODUCT_STATUSES, VERSION_STATUSES } from '../domain/statuses';
+import { isUuid } from '../domain/uuid';
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes (spec "Resources" + decisions §3). Timestamps are ISO 8601 strings.
+
+export const ProductSchema = z.object({
+  id: z.uuid(),
+  orgId: z.uuid(),
+  name: z.string(),
+  slug: z.string().describe('lowercase letters, digits and hyphens; unique in the organisation; always maps as a SKU'),
+  description: z.string(),
+  status: z.enum(PRODUCT_STATUSES),
+  activeVersionId: z.uuid().nullable(),
+  skus: z.array(z.string()).describe('extra SKUs (normalised: trimmed, lower-case) that map to this product'),
+  createdAt: z.string().describe('ISO 8601'),
+  updatedAt: z.string().describe('ISO 8601'),
+});
+export type ProductJson = z.infer<typeof ProductSchema>;
+
+/** The create response: the spec's row without activeVersionId and updatedAt. */
+export const CreatedProductSchema = ProductSchema.omit({ activeVersionId: true, updatedAt: true });
+export type CreatedProductJson = z.infer<typeof CreatedProductSchema>;
+
+export const ActiveVersionSchema = z.object({
+  id: z.uuid(),
+  productId: z.uuid(),
+  version: z.string(),
+  status: z.enum(VERSION_STATUSES),
+});
+
+export const ProductListingSchema = z.object({
+  product: ProductSchema,
+  activeVersion: ActiveVersionSchema.nullable(),
+});
+export type ProductListing = z.infer<typeof ProductListingSchema>;
+
+const SkusInput = z
+  .array(z.string().max(200, 'a SKU has at most 200 characters'))
+  .max(200, 'at most 200 SKUs')
+  .describe('extra SKUs; matched case-insensitively after trimming; each maps to at most one product of the organisation');
+
+/**
+ * POST body. name and slug are typed optional so that a missing one is answered by the service
+ * with the plain message "name is required" / "slug is required".
+ */
+export const CreateProductSchema = z.object({
+  name: z.string().max(500).optional().describe('required'),
+  slug: z.string().max(200).optional().describe('required; normalised to lowercase letters, digits and hyphens'),
+  description: z.string().max(20_000).optional(),
+  skus: SkusInput.optional(),
+});
+export type CreateProductInput = z.infer<typeof CreateProductSchema>;
+
+/** PUT body: merged into the product. Keys not listed here (id, orgId, createdAt, ...) are ignored. */
+export const UpdateProductSchema = z.object({
+  name: z.string().max(500).optional(),
+  description: z.string().max(20_000).optional(),
+  status: z.enum(PRODUCT_STATUSES).optional(),
+  slug: z.string().max(200).optional().describe('normalised like on create'),
+  skus: SkusInput.optional().describe('replaces the extra SKUs'),
+  activeVersionId: z.string().nullable().optional().describe('a ready version of this product; null clears it'),
+});
+export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Reads: one query for any number of products (active version joined, extra SKUs aggregated).
+
+interface ProductRow {
+  id: string;
+  organisation_id: string;
+  name: string;
+  slug: string;
+  description: string;
+  status: ProductJson['status'];
+  active_version_id: string | null;
+  created_at: string;
+  updated_at: string;
+  skus: string[];
+  version_id: string | null;
+  version_label: string | null;
+  version_status: z.infer<typeof ActiveVersionSchema>['status'] | null;
+}
+
+// Timestamps leave PostgreSQL already in ISO 8601 (UTC, milliseconds, like Date#toISOString):
+// parsing them in JS was the biggest cost of a listing.
+const ISO = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const SELECT_LISTING = `
+  select p.id, p.organisation_id, p.name, p.slug, p.description, p.status, p.active_version_id,
+         ${ISO('p.created_at')} as created_at, ${ISO('p.updated_at')} as updated_at,
+         array(select s.sku from product_sku s where s.product_id = p.id and not s.is_slug order by s.sku) as skus,
+         v.id as version_id, v.version as version_label, v.status as version_status
+  from product p
+  left join product_version v on v.id = p.active_version_id and v.product_id = p.id
+  where p.organisation_id = ?`;
+
+function listingOf(row: ProductRow): ProductListing {
+  return {
+    product: {
+      id: row.id,
+      orgId: row.organisation_id,
+      name: row.name,
+      slug: row.slug,
+      description: row.description,
+      status: row.status,
+      activeVersionId: row.active_version_id,
+      skus: row.skus,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    },
+    activeVersion: row.version_id
+      ? { id: row.version_id, productId: row.id, version: row.version_label!, status: row.version_status! }
+      : null,
+  };
+}
+
+/** Every product of the organisation, oldest first (creation order, then id). */
+export async function listProducts(em: EntityManager, orgId: string): Promise<ProductListing[]> {
+  const rows = await em.execute<ProductRow[]>(`${SELECT_LISTING} order by p.created_at, p.id`, [orgId]);
+  return rows.map(listingOf);
+}
+
+/** One product of the organisation; unknown, malformed or another organisation's id → 404. */
+export async function getProduct(em: EntityManager, orgId: string, productId: string): Promise<ProductListing> {
+  const rows = isUuid(productId) ? await em.execute<ProductRow[]>(`${SELECT_LISTING} and p.id = ?`, [orgId, productId]) : [];
+  if (!rows[0]) throw new NotFoundError('product not found');
+  return listingOf(rows[0]);
+}
+
+/** The product entity, scoped to the organisation (404 otherwise). */
+export async function findProduct(em: EntityManager, orgId: string, productId: string): Promise<Product> {
+  const product = isUuid(productId) ? await em.findOne(Product, { id: productId, organisation: orgId }) : null;
+  if (!product) throw new NotFoundError('product not found');
+  return product;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+
+function requiredName(value: string | undefined): string {
+  const name = value?.trim();
+  if (!name) throw new ValidationError('name is required');
+  return name;
+}
+
+function slugOf(value: string): string {
+  const slug = normaliseSlug(value);
+  if (!slug) throw new ValidationError('slug must contain at least one letter or digit');
+  return slug;
+}
+
+/** Normalised, de-duplicated extra SKUs; the slug always maps, so it is not repeated here. */
+function extraSkusOf(skus: readonly string[], slug: string): string[] {
+  const normalised = skus.map(normaliseSku);
+  if (normalised.some((sku) => sku === '')) throw new ValidationError('skus must not contain empty strings');
+  return [...new Set(normalised)].filter((sku) => sku !== slug).sort();
+}
+
+/**
+ * Refuses SKUs (the slug included) that already map to another product of the organisation, naming
+ * the first clash. The unique key (organisation, sku) still decides races: see `asConflict`.
+ */
+async function assertSkusFree(em: EntityManager, orgId: string, productId: string | null, slug: string, extras: string[]): Promise<void> {
+  const taken = await em.find(
+    ProductSku,
+    { organisation: orgId, sku: { $in: [slug, ...extras] }, ...(productId ? { product: { $ne: productId } } : {}) },
+    { orderBy: { sku: 'asc' }, limit: 1 },
+  );
+  if (!taken[0]) return;
+  throw new ConflictError(
+    taken[0].sku === slug
+      ? `slug "${slug}" is already used by another product of this organisation`
+      : `SKU "${taken[0].sku}" already maps to another product of this organisation`,
+  );
+}
+
+/** A unique violation lost to a concurrent write becomes the same 409 as the checks above. */
+function asConflict(error: unknown): unknown {
+  if (!(error instanceof UniqueConstraintViolationException)) return error;
+  const constraint = (error as { constraint?: string }).constraint ?? '';
+  if (constraint.startsWith('product_version')) return new ConflictError('this version label already exists for the product');
+  return new ConflictError(
+    constraint.startsWith('product_sku')
+      ? 'a SKU or the slug already maps to another product of this organisation'
+      : 'the slug is already used by another product of this organisation',
+  );
+}
+
+/** Runs a write transaction; a unique violation inside it answers 409. */
+export async function transactionalWrite<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  try {
+    return await em.transactional(work);
+  } catch (error) {
+    throw asConflict(error);
+  }
+}
+
+/**
+ * Makes the product's SKU rows exactly {slug (isSlug), extras}, given its `existing` rows: stale rows
+ * are deleted first (a statement of its own, so that a SKU can move between slug and extra in one
+ * call), the missing ones are created for the transaction's flush.
+ */
+async function syncSkus(tx: EntityManager, product: Product, extras: string[], existing: ProductSku[]): Promise<void> {
+  const wanted = new Map<string, boolean>([[product.slug, true], ...extras.map((sku) => [sku, false] as const)]);
+  const stale = existing.filter((row) => wanted.get(row.sku) !== row.isSlug);
+  if (stale.length > 0) await tx.nativeDelete(ProductSku, { id: { $in: stale.map((row) => row.id) } });
+  const kept = new Set(existing.filter((row) => !stale.includes(row)).map((row) => row.sku));
+  for (const [sku, isSlug] of wanted) {
+    if (!kept.has(sku)) tx.create(ProductSku, { organisation: product.organisation, product, sku, isSlug });
+  }
+}
+
+/** POST /api/products: a draft product with its slug and extra SKUs. */
+export async function createProduct(em: EntityManager, orgId: string, input: CreateProductInput): Promise<CreatedProductJson> {
+  const name = requiredName(input.name);
+  if (input.slug === undefined || input.slug.trim() === '') throw new ValidationError('slug is required');
+  const slug = slugOf(input.slug);
+  const extras = extraSkusOf(input.skus ?? [], slug);
+  await assertSkusFree(em, orgId, null, slug, extras);
+
+  const productId = await transactionalWrite(em, async (tx) => {
+    const product = tx.create(Product, { organisation: orgId, name, slug, description: input.description ?? '' });
+    await syncSkus(tx, product, extras, []);
+    return product.id;
+  });
+  const { activeVersionId: _activeVersionId, updatedAt: _updatedAt, ...created } = (await getProduct(em, orgId, productId)).product;
+  return created;
+}
+
+/** PUT /api/products/{productId}: merges the given fields; answers the full row. */
+export async function updateProduct(
+  em: EntityManager,
+  orgId: string,
+  productId: string,
+  patch: UpdateProductInput,
+): Promise<ProductJson> {
+  const name = patch.name === undefined ? undefined : requiredName(patch.name);
+  const slug = patch.slug === undefined ? undefined : slugOf(patch.slug);
+
+  await transactionalWrite(em, async (tx) => {
+    const product = await findProduct(tx, orgId, productId);
+    if (name !== undefined) product.name = name;
+    if (patch.description !== undefined) product.description = patch.description;
+    if (patch.status !== undefined) product.status = patch.status;
+    if (patch.activeVersionId !== undefined) product.activeVersion = await readyVersionOf(tx, product, patch.activeVersionId);
+    if (slug !== undefined || patch.skus !== undefined) {
+      if (slug !== undefined) product.slug = slug;
+      const existing = await tx.find(ProductSku, { product });
+      const extras = extraSkusOf(patch.skus ?? existing.filter((row) => !row.isSlug).map((row) => row.sku), product.slug);
+      await assertSkusFree(tx, orgId, product.id, product.slug, extras);
+      await syncSkus(tx, product, extras, existing);
+    }
+    // SKU changes live in their own table: the product row is touched explicitly.
+    product.updatedAt = new Date();
+  });
+  return (await getProduct(em, orgId, productId)).product;
+}
+
+/** activeVersionId must name a ready version of this very product (else 400); null clears it. */
+async function readyVersionOf(tx: EntityManager, product: Product, versionId: string | null): Promise<ProductVersion | null> {
+  if (versionId === null) return null;
+  const version = isUuid(versionId) ? await tx.findOne(ProductVersion, { id: versionId, product }) : null;
+  if (!version || version.status !== 'ready') {
+    throw new ValidationError('activeVersionId must be the id of a ready version of this product');
+  }
+  return version;
+}
