@@ -25,6 +25,8 @@ COPY --from=build /app/node_modules ./node_modules
 # Everything the service runs is compiled into dist (src, workflows, activities, migrations). Copy here
 # any non-TypeScript runtime asset that is added later (templates, static files).
 COPY --from=build /app/dist ./dist
+# Stylesheets and scripts served as they are (no build step): the customer pages and the dashboard.
+COPY --from=build /app/src/http/public ./src/http/public
 # /data is where a named volume is mounted: created here so the volume starts owned by `node`.
 RUN mkdir -p /data/files && chown -R node:node /data
 USER node

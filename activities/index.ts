@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps';
 import { deliveryActivities } from './deliveries';
 import { emailActivities } from './emails';
+import { freshLinkActivities } from './fresh-links';
 import { purchaseActivities } from './purchases';
 
 export type { ActivityDeps } from './deps';
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...purchaseActivities(deps),
     ...emailActivities(deps),
     ...deliveryActivities(deps),
+    ...freshLinkActivities(deps),
   };
 }
 

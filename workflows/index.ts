@@ -1,3 +1,4 @@
 /** The workflowsPath of the worker: every workflow type the service runs. */
 export { orderLineFulfilment } from './order-line-fulfilment';
 export { orderAlert } from './order-alert';
+export { freshLinks } from './fresh-links';

@@ -16,6 +16,8 @@ import { sessionSecretOf } from '../security/session-secret';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
+import { customerPageRoutes } from './routes/customer';
+import { downloadCompleteRoutes } from './routes/download-complete';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
 
@@ -40,7 +42,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       level: deps.config.logLevel,
       // Secrets travel in headers and in cart-e's query string: keep them out of the logs.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
-      serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]secret=)[^&]*/i, '$1[redacted]') }) },
+      serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]secret=)[^&]*/i, '$1[redacted]').replace(/^\/d\/[^/?#]+/, '/d/[token]') }) },
     },
     trustProxy: true,
     bodyLimit: 1024 * 1024,
@@ -75,6 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
+  await app.register(customerPageRoutes(deps));
+  await app.register(downloadCompleteRoutes(deps));
   await app.register(productRoutes(deps));
   await app.register(versionRoutes(deps));
   await app.register(dashboardRoutes(deps));

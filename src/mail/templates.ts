@@ -1,4 +1,9 @@
-/** Email bodies: a plain-text part that reads well on its own, and the same content as HTML. */
+import { formatUtc } from '../domain/format';
+
+/**
+ * Email bodies: a plain-text part that reads well on its own (links on lines of their own, no
+ * markup), and the same content as simple HTML with inline styles (mail clients drop stylesheets).
+ */
 export interface RenderedMail {
   subject: string;
   text: string;
@@ -14,66 +19,117 @@ export function escapeHtml(value: string): string {
     .replace(/'/g, '&#39;');
 }
 
-function formatExpiry(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
-function htmlPage(title: string, body: string): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
-    `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1a1a1a;max-width:560px;margin:auto;padding:16px">${body}</body></html>`;
-}
-
 export interface DownloadLinkLine {
   productName: string;
+  /** The purchased version's label, when known. */
+  versionLabel?: string | null;
   link: string;
   expiresAt: Date;
 }
 
+/** `{site_url}/my`, from a link `{site_url}/d/{token}` (links are always built that way). */
+function myUrlOf(link: string): string {
+  return `${link.slice(0, link.lastIndexOf('/d/'))}/my`;
+}
+
+function productLabel(line: DownloadLinkLine): string {
+  return line.versionLabel ? `${line.productName} (version ${line.versionLabel})` : line.productName;
+}
+
+const TEXT_STYLE = 'font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:16px;line-height:1.5;color:#1f2328';
+const MUTED_STYLE = 'color:#57606a;font-size:14px';
+
+function emailDocument(title: string, body: string): string {
+  return '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
+    `<title>${escapeHtml(title)}</title></head>` +
+    `<body style="margin:0;padding:0;background:#f6f8fa"><div style="${TEXT_STYLE};max-width:560px;margin:0 auto;padding:24px 16px">` +
+    `<div style="background:#ffffff;border:1px solid #d0d7de;border-radius:8px;padding:24px">${body}</div></div></body></html>`;
+}
+
+function button(href: string, label: string): string {
+  return `<p style="margin:16px 0"><a href="${escapeHtml(href)}" style="display:inline-block;padding:12px 20px;background:#0b57d0;` +
+    `color:#ffffff;text-decoration:none;border-radius:6px;font-weight:600">${escapeHtml(label)}</a></p>`;
+}
+
+function greetingOf(name: string | undefined): string {
+  return name?.trim() ? `Hello ${name.trim()},` : 'Hello,';
+}
+
+/** One link in the HTML part: the product, a button, the address spelled out, its expiry. */
+function linkBlock(line: DownloadLinkLine): string {
+  return `<div style="margin:20px 0;padding-top:4px">` +
+    `<p style="margin:0;font-weight:600">${escapeHtml(productLabel(line))}</p>` +
+    button(line.link, `Download ${line.productName}`) +
+    `<p style="margin:0;${MUTED_STYLE};word-break:break-all">${escapeHtml(line.link)}</p>` +
+    `<p style="margin:4px 0 0;${MUTED_STYLE}">Works until ${escapeHtml(formatUtc(line.expiresAt))}.</p></div>`;
+}
+
+/** The receipt of a sale: subject with the product's name, the link, when it expires. */
 export function receiptMail(input: { orgName: string; customerName: string } & DownloadLinkLine): RenderedMail {
-  const greeting = input.customerName ? `Hello ${input.customerName},` : 'Hello,';
-  const subject = `Your download: ${input.productName}`;
+  const greeting = greetingOf(input.customerName);
+  const subject = `Your download: ${input.productName} from ${input.orgName}`;
+  const myUrl = myUrlOf(input.link);
+  const expiry = formatUtc(input.expiresAt);
   const text = [
     greeting,
     '',
-    `Thank you for your purchase of ${input.productName} from ${input.orgName}.`,
+    `Thank you for buying ${productLabel(input)} from ${input.orgName}.`,
     '',
     'Download it here:',
     input.link,
     '',
-    `The link is valid until ${formatExpiry(input.expiresAt)}; opening it extends it by 48 hours.`,
-    'If it has expired, request a fresh one from the link page.',
+    `This link works until ${expiry}. Each time you open it, it works for another 48 hours.`,
+    'If it has expired, open it anyway: the page can email you a fresh one.',
+    `Fresh links for all your purchases: ${myUrl}`,
     '',
-    `— ${input.orgName}`,
+    `-- ${input.orgName}`,
   ].join('\n');
-  const html = htmlPage(subject,
-    `<p>${escapeHtml(greeting)}</p>` +
-    `<p>Thank you for your purchase of <strong>${escapeHtml(input.productName)}</strong> from ${escapeHtml(input.orgName)}.</p>` +
-    `<p><a href="${escapeHtml(input.link)}" style="display:inline-block;padding:10px 16px;background:#1d4ed8;color:#fff;text-decoration:none;border-radius:6px">Download ${escapeHtml(input.productName)}</a></p>` +
-    `<p>Or copy this link: ${escapeHtml(input.link)}</p>` +
-    `<p>The link is valid until ${escapeHtml(formatExpiry(input.expiresAt))}; opening it extends it by 48 hours.</p>` +
-    `<p>— ${escapeHtml(input.orgName)}</p>`);
+  const html = emailDocument(subject,
+    `<p style="margin-top:0">${escapeHtml(greeting)}</p>` +
+    `<p>Thank you for buying <strong>${escapeHtml(productLabel(input))}</strong> from ${escapeHtml(input.orgName)}.</p>` +
+    linkBlock(input) +
+    `<p style="${MUTED_STYLE}">Each time you open the link, it works for another 48 hours. If it has expired, open it anyway: ` +
+    `the page can email you a fresh one. Fresh links for all your purchases: <a href="${escapeHtml(myUrl)}">${escapeHtml(myUrl)}</a></p>` +
+    `<p style="margin-bottom:0">${escapeHtml(input.orgName)}</p>`);
   return { subject, text, html };
 }
 
-export function freshLinksMail(input: { orgName: string; links: DownloadLinkLine[] }): RenderedMail {
-  const subject = `Your download links from ${input.orgName}`;
+/** Fresh links, one email per organisation: every purchase asked for, each with its new link. */
+export function freshLinksMail(input: { orgName: string; customerName?: string; links: DownloadLinkLine[] }): RenderedMail {
+  const greeting = greetingOf(input.customerName);
+  const [first] = input.links;
+  const subject = input.links.length === 1
+    ? `Your fresh download link: ${first.productName} from ${input.orgName}`
+    : `Your ${input.links.length} download links from ${input.orgName}`;
+  const intro = input.links.length === 1
+    ? `Here is a fresh download link for your purchase from ${input.orgName}:`
+    : `Here are fresh download links for your ${input.links.length} purchases from ${input.orgName}:`;
+  const myUrl = first ? myUrlOf(first.link) : '';
+  const note = 'Each link works for 48 hours, and for another 48 hours each time you open it.';
+  const notYou = 'These links were requested on our download pages. If that was not you, you can ignore this email: ' +
+    'the links were sent only to you.';
   const text = [
-    'Hello,',
+    greeting,
     '',
-    `Here are fresh download links for your purchases from ${input.orgName}:`,
+    intro,
     '',
-    ...input.links.flatMap((l) => [`${l.productName}`, l.link, `valid until ${formatExpiry(l.expiresAt)}`, '']),
-    'If you did not ask for these links, you can ignore this email.',
+    ...input.links.flatMap((line) => [productLabel(line), line.link, `Works until ${formatUtc(line.expiresAt)}`, '']),
+    note,
+    notYou,
+    `Fresh links for all your purchases: ${myUrl}`,
+    '',
+    `-- ${input.orgName}`,
   ].join('\n');
-  const items = input.links
-    .map((l) => `<li><a href="${escapeHtml(l.link)}">${escapeHtml(l.productName)}</a> — valid until ${escapeHtml(formatExpiry(l.expiresAt))}</li>`)
-    .join('');
-  const html = htmlPage(subject,
-    `<p>Hello,</p><p>Here are fresh download links for your purchases from ${escapeHtml(input.orgName)}:</p><ul>${items}</ul>` +
-    '<p>If you did not ask for these links, you can ignore this email.</p>');
+  const html = emailDocument(subject,
+    `<p style="margin-top:0">${escapeHtml(greeting)}</p><p>${escapeHtml(intro)}</p>` +
+    input.links.map(linkBlock).join('') +
+    `<p style="${MUTED_STYLE}">${escapeHtml(note)} ${escapeHtml(notYou)}</p>` +
+    `<p style="margin-bottom:0">${escapeHtml(input.orgName)}</p>`);
   return { subject, text, html };
 }
 
+/** To owners and admins when no product of an order reached the customer. */
 export function orderAlertMail(input: {
   orgName: string;
   platform: string;
@@ -82,19 +138,25 @@ export function orderAlertMail(input: {
   logUrl: string;
 }): RenderedMail {
   const subject = `Order ${input.externalOrderId} from ${input.platform} could not be fulfilled`;
-  const lineText = input.lines.map((l) => `- SKU ${l.sku ?? '(none)'}: ${l.reason ?? 'unknown reason'}`);
+  const summary = `No product of order ${input.externalOrderId} from ${input.platform} reached the customer.`;
   const text = [
-    `No product of order ${input.externalOrderId} from ${input.platform} reached the customer.`,
+    `${input.orgName}:`,
     '',
-    ...lineText,
+    summary,
     '',
+    ...input.lines.map((l) => `- SKU ${l.sku ?? '(none)'}: ${l.reason ?? 'unknown reason'}`),
+    '',
+    'Fix the cause (publish the product, map the SKU, ...), then have the platform re-deliver the order or record it by hand.',
     `Webhook log: ${input.logUrl}`,
   ].join('\n');
   const items = input.lines
-    .map((l) => `<li>SKU <code>${escapeHtml(l.sku ?? '(none)')}</code>: ${escapeHtml(l.reason ?? 'unknown reason')}</li>`)
+    .map((l) => `<li><code>${escapeHtml(l.sku ?? '(none)')}</code>: ${escapeHtml(l.reason ?? 'unknown reason')}</li>`)
     .join('');
-  const html = htmlPage(subject,
-    `<p>No product of order <strong>${escapeHtml(input.externalOrderId)}</strong> from <strong>${escapeHtml(input.platform)}</strong> reached the customer (${escapeHtml(input.orgName)}).</p>` +
-    `<ul>${items}</ul><p><a href="${escapeHtml(input.logUrl)}">Open the webhook log</a></p>`);
+  const html = emailDocument(subject,
+    `<p style="margin-top:0;${MUTED_STYLE}">${escapeHtml(input.orgName)}</p>` +
+    `<p>No product of order <strong>${escapeHtml(input.externalOrderId)}</strong> from <strong>${escapeHtml(input.platform)}</strong> reached the customer.</p>` +
+    `<ul>${items}</ul>` +
+    '<p>Fix the cause (publish the product, map the SKU, ...), then have the platform re-deliver the order or record it by hand.</p>' +
+    button(input.logUrl, 'Open the webhook log'));
   return { subject, text, html };
 }

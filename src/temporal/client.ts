@@ -8,8 +8,9 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import { alertWorkflowId, fulfilmentWorkflowId } from '../domain/ids';
 import type { FulfilmentInput, OrderAlertRequest, RecordedPurchase } from '../domain/fulfilment';
+import { freshLinksWorkflowId, type FreshLinksRequest } from '../domain/fresh-links';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
-import type { orderAlert, orderLineFulfilment } from '../../workflows';
+import type { freshLinks, orderAlert, orderLineFulfilment } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
@@ -81,6 +82,18 @@ export class FulfilmentClient {
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: this.searchAttributes(request.orgId, request.platform, request.externalOrderId),
+    });
+    return workflowId;
+  }
+
+  /** Fresh download links by email (/my, or an expired link's button); the request path only starts it. */
+  async freshLinks(request: FreshLinksRequest): Promise<string> {
+    const workflowId = freshLinksWorkflowId(request.requestId);
+    await this.client.workflow.start<typeof freshLinks>('freshLinks', {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [request],
+      workflowIdConflictPolicy: 'USE_EXISTING',
     });
     return workflowId;
   }

@@ -1,0 +1,73 @@
+import { Customer, Purchase } from '../src/db/entities';
+import type { FreshLinksGroup, FreshLinksRequest } from '../src/domain/fresh-links';
+import { freshLinksMail } from '../src/mail/templates';
+import { issueDownloadLink } from '../src/services/download-links';
+import type { ActivityDeps } from './deps';
+import { createSendOnce } from './send-once';
+
+interface PurchaseRow {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+}
+
+export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
+  const sendOnce = createSendOnce({ orm, mailer });
+  return {
+    /**
+     * Which emails a fresh-links request makes: the purchases of the address in each organisation
+     * (customers are one per organisation and address), or the one purchase of an expired link.
+     * Read-only, so a retry is harmless.
+     */
+    async findFreshLinkGroups({ target }: Pick<FreshLinksRequest, 'target'>): Promise<FreshLinksGroup[]> {
+      const em = orm.em.fork();
+      const rows = 'email' in target
+        ? await em.execute<PurchaseRow[]>(
+            `select p.id, p.organisation_id, p.customer_id from purchase p join customer c on c.id = p.customer_id
+             where c.email = ? order by p.organisation_id, p.created_at, p.id`,
+            [target.email.trim().toLowerCase()],
+          )
+        : await em.execute<PurchaseRow[]>(
+            'select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ?',
+            [target.purchaseId],
+          );
+      const groups = new Map<string, FreshLinksGroup>();
+      for (const row of rows) {
+        const group = groups.get(row.customer_id) ?? { orgId: row.organisation_id, customerId: row.customer_id, purchaseIds: [] };
+        group.purchaseIds.push(row.id);
+        groups.set(row.customer_id, group);
+      }
+      return [...groups.values()];
+    },
+
+    /**
+     * One email to the customer (the purchase's own address, never one typed by whoever asked) with
+     * a new link for each purchase of the group. Sent at most once per request and organisation:
+     * a retry after the send finds it sent.
+     */
+    async sendFreshLinks({ requestId, group }: { requestId: string; group: FreshLinksGroup }): Promise<void> {
+      const em = orm.em.fork();
+      const customer = await em.findOne(Customer, { id: group.customerId, organisation: group.orgId }, { populate: ['organisation'] });
+      if (!customer) return;
+      const purchases = await em.find(
+        Purchase,
+        { id: { $in: group.purchaseIds }, organisation: group.orgId, customer },
+        { populate: ['product', 'version'], orderBy: { createdAt: 'asc', id: 'asc' } },
+      );
+      if (purchases.length === 0) return;
+      await sendOnce(`links:${requestId}:${group.orgId}`, 'links', group.orgId, [customer.email], async (tx) => {
+        const links = [];
+        for (const purchase of purchases) {
+          const link = await issueDownloadLink(tx, purchase.id, config.siteUrl);
+          links.push({
+            productName: purchase.product.name,
+            versionLabel: purchase.version?.version ?? null,
+            link: link.url,
+            expiresAt: link.expiresAt,
+          });
+        }
+        return freshLinksMail({ orgName: customer.organisation.name, customerName: customer.name, links });
+      });
+    },
+  };
+}

@@ -1,0 +1,24 @@
+/**
+ * A request for fresh download links: from /my (every purchase of an email address, one email per
+ * organisation) or from the button of an expired link's page (that link's purchase only, to the
+ * purchase's own email). The input of the `freshLinks` workflow.
+ */
+export interface FreshLinksRequest {
+  /** Random per HTTP request: the workflow id and the idempotency key of its emails. */
+  requestId: string;
+  target: { email: string } | { purchaseId: string };
+  /** How long temporary SMTP failures are retried (EMAIL_RETRY_WINDOW). */
+  emailRetryWindowMs: number;
+}
+
+/** The purchases of one customer (customers are per organisation): one email. */
+export interface FreshLinksGroup {
+  orgId: string;
+  customerId: string;
+  purchaseIds: string[];
+}
+
+/** No personal data: the request id is random. */
+export function freshLinksWorkflowId(requestId: string): string {
+  return `fresh-links/${requestId}`;
+}

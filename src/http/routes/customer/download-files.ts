@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { findDownloadLink, findLinkFile, recordFileDownload } from '../../../services/downloads';
+import { decideRange, ifRangeHolds, noneMatchHits, notModifiedSince, type RangeDecision } from '../../byte-range';
+import { attachmentDisposition } from '../../content-disposition';
+import { customerErrorPage, unknownLinkPage } from '../../views/customer-pages';
+import type { AppDeps } from '../../app';
+import { goneLinkPage } from './download-page';
+import { requesterOf } from '../../requester';
+import { sendPage } from './page-reply';
+
+/**
+ * `/d/{token}/files/{fileId}`: one file of the link's purchased version, streamed from storage with
+ * single-range support. The file is found by id within that version only; its storage key comes
+ * from the database, so nothing in the URL ever becomes a path.
+ */
+export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: '/d/:token/files/:fileId',
+      config: { errorFormat: 'page' },
+      schema: {
+        summary: 'Download one file of a link (HTTP Range supported)',
+        description: 'Single ranges (`bytes=a-b`, `a-`, `-n`) answer 206 with Content-Range; an unsatisfiable range 416; '
+          + 'several ranges or a malformed header are ignored (200, whole file). ETag (the SHA-256) and Last-Modified, '
+          + 'with If-None-Match, If-Modified-Since and If-Range. Unknown link or file: 404; used or expired link: 410. '
+          + 'A response that serves the last byte of the file is recorded as a completed transfer.',
+        tags: ['customer pages'],
+        params: z.object({ token: z.string(), fileId: z.string() }),
+      },
+      handler: async (request, reply) => {
+        const em = deps.orm.em.fork();
+        const { token, fileId } = request.params;
+        const link = await findDownloadLink(em, token, deps.clock());
+        if (!link) return sendPage(reply, 404, unknownLinkPage());
+        if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(token, link));
+        const file = await findLinkFile(em, link, fileId);
+        if (!file) return sendPage(reply, 404, customerErrorPage(404, 'This file is not part of this download link.'));
+
+        const stored = await deps.storage.stat(file.storageKey);
+        if (stored.size !== file.size) throw new Error(`stored size of file ${file.id} differs from its record`);
+
+        const etag = `"${file.sha256}"`;
+        const lastModified = file.createdAt;
+        reply.headers({
+          'accept-ranges': 'bytes',
+          etag,
+          'last-modified': lastModified.toUTCString(),
+          'cache-control': 'private, no-cache',
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+        });
+        const headers = request.headers;
+        const notModified = headers['if-none-match'] !== undefined
+          ? noneMatchHits(headers['if-none-match'], etag)
+          : notModifiedSince(headers['if-modified-since'], lastModified);
+        if (notModified) return reply.code(304).send();
+
+        const ifRange = headers['if-range'];
+        const range: RangeDecision = ifRangeHolds(Array.isArray(ifRange) ? ifRange[0] : ifRange, etag, lastModified)
+          ? decideRange(headers.range, file.size)
+          : { kind: 'full' };
+        if (range.kind === 'unsatisfiable') {
+          return reply.code(416).header('content-range', `bytes */${file.size}`).send();
+        }
+        const start = range.kind === 'partial' ? range.start : 0;
+        const end = range.kind === 'partial' ? range.end : file.size - 1;
+        if (range.kind === 'partial') reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`);
+        reply
+          .type(file.contentType)
+          .header('content-disposition', attachmentDisposition(file.name))
+          .header('content-length', String(end - start + 1));
+        if (request.method === 'HEAD') return reply.send();
+
+        if (end === file.size - 1) {
+          // The response that serves the last byte completes the transfer, however many ranges
+          // it took; 'finish' comes only when every byte went out (an aborted one just closes).
+          const requester = requesterOf(request);
+          reply.raw.once('finish', () => {
+            recordFileDownload(deps.orm.em.fork(), link, file, requester, deps.clock())
+              .catch((error: unknown) => request.log.error({ err: error }, 'could not record a completed download'));
+          });
+        }
+        return reply.send(file.size === 0 ? Buffer.alloc(0) : deps.storage.read(file.storageKey, { start, end }));
+      },
+    });
+  };
+}

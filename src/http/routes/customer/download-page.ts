@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { findDownloadLink, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
+import { downloadPage, freshLinkSentPage, linkGonePage, unknownLinkPage } from '../../views/customer-pages';
+import type { AppDeps } from '../../app';
+import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
+import { sendPage } from './page-reply';
+
+const TokenParams = z.object({ token: z.string().describe('the download token of the link') });
+const PAGE = z.string().describe('HTML page');
+
+/** The 410 page of a spent link (also answered by its file URLs). */
+export function goneLinkPage(token: string, link: DownloadLink): string {
+  return linkGonePage({ token, orgName: link.orgName, productName: link.productName, reason: link.state === 'used' ? 'used' : 'expired' });
+}
+
+/** `/d/{token}`: the link's page, and its "email me a fresh link" button (decisions §6). */
+export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/d/:token', {
+      config: { errorFormat: 'page' },
+      schema: {
+        summary: 'The download page of a link: product, version, files, expiry',
+        description: 'Opening a valid link moves its expiry to 48 hours from now. Expired or used: 410 with a button '
+          + 'that emails a fresh link to the purchase\'s email. Unknown: 404.',
+        tags: ['customer pages'],
+        params: TokenParams,
+        response: { 200: PAGE, 404: PAGE, 410: PAGE },
+      },
+    }, async (request, reply) => {
+      const em = deps.orm.em.fork();
+      const now = deps.clock();
+      const found = await findDownloadLink(em, request.params.token, now);
+      if (!found) return sendPage(reply, 404, unknownLinkPage());
+      const link = await openDownloadLink(em, found, now);
+      if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(request.params.token, link));
+      const files = await listLinkFiles(em, link);
+      return sendPage(reply, 200, downloadPage({
+        token: request.params.token,
+        orgId: link.orgId,
+        orgName: link.orgName,
+        productName: link.productName,
+        versionLabel: link.versionLabel,
+        expiresAt: link.expiresAt,
+        files,
+      }));
+    });
+
+    app.post('/d/:token/refresh', {
+      config: { errorFormat: 'page' },
+      schema: {
+        summary: 'Email a fresh link for this link\'s purchase to the purchase\'s email',
+        description: 'The button of the 410 page. Whatever the link\'s state, a new link goes to the email the purchase '
+          + 'was made with, never to an address given here. Rate limited per client IP and per link (429).',
+        tags: ['customer pages'],
+        params: TokenParams,
+        response: { 200: PAGE, 404: PAGE, 429: PAGE },
+      },
+    }, async (request, reply) => {
+      const wait = await firstExceeded(request, limits.perIp, limits.perLink);
+      if (wait !== null) return sendTooManyRequests(reply, wait);
+      const link = await findDownloadLink(deps.orm.em.fork(), request.params.token, deps.clock());
+      if (!link) return sendPage(reply, 404, unknownLinkPage());
+      await deps.fulfilment.freshLinks({
+        requestId: randomUUID(),
+        target: { purchaseId: link.purchaseId },
+        emailRetryWindowMs: deps.config.emailRetryWindowMs,
+      });
+      return sendPage(reply, 200, freshLinkSentPage());
+    });
+  };
+}

@@ -1,0 +1,199 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { downloadLinkExpiry } from '../domain/download-links';
+import { NotFoundError } from '../domain/errors';
+import { isUuid } from '../domain/uuid';
+import { sha256Hex } from '../security/secrets';
+
+/** Tokens are 43 base64url characters; anything far from that shape is not looked up at all. */
+const TOKEN_RE = /^[A-Za-z0-9_-]{16,128}$/;
+
+export type LinkState = 'valid' | 'expired' | 'used';
+
+/** A download link as the customer pages see it: the token's row with its purchase's context. */
+export interface DownloadLink {
+  tokenId: string;
+  purchaseId: string;
+  orgId: string;
+  /** The purchased version; null when it has since been deleted. */
+  versionId: string | null;
+  orgName: string;
+  productName: string;
+  versionLabel: string | null;
+  expiresAt: Date;
+  state: LinkState;
+}
+
+export interface DownloadFile {
+  id: string;
+  name: string;
+  size: number;
+  sha256: string;
+  storageKey: string;
+  contentType: string;
+  createdAt: Date;
+}
+
+/** Who made a request, for the activity log. */
+export interface Requester {
+  ip: string;
+  userAgent: string | null;
+}
+
+interface LinkRow {
+  token_id: string;
+  expires_at: Date | string;
+  used_at: Date | string | null;
+  purchase_id: string;
+  org_id: string;
+  version_id: string | null;
+  org_name: string;
+  product_name: string;
+  version_label: string | null;
+}
+
+interface FileRow {
+  id: string;
+  name: string;
+  size: string | number;
+  sha256: string;
+  storage_key: string;
+  content_type: string;
+  created_at: Date | string;
+}
+
+function stateOf(row: LinkRow, now: Date): LinkState {
+  if (row.used_at !== null) return 'used';
+  return new Date(row.expires_at).getTime() <= now.getTime() ? 'expired' : 'valid';
+}
+
+function toFile(row: FileRow): DownloadFile {
+  return {
+    id: row.id,
+    name: row.name,
+    size: Number(row.size),
+    sha256: row.sha256,
+    storageKey: row.storage_key,
+    contentType: row.content_type,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/** Looks a token up by its hash only; null when it is unknown (or not even shaped like a token). */
+export async function findDownloadLink(em: EntityManager, token: string, now: Date): Promise<DownloadLink | null> {
+  if (!TOKEN_RE.test(token)) return null;
+  const [row] = await em.execute<LinkRow[]>(
+    `select t.id as token_id, t.expires_at, t.used_at, p.id as purchase_id, p.organisation_id as org_id,
+       v.id as version_id, o.name as org_name, pr.name as product_name, v.version as version_label
+     from download_token t
+     join purchase p on p.id = t.purchase_id
+     join organisation o on o.id = p.organisation_id
+     join product pr on pr.id = p.product_id and pr.organisation_id = p.organisation_id
+     left join product_version v on v.id = p.version_id and v.product_id = pr.id
+     where t.token_hash = ?`,
+    [sha256Hex(token)],
+  );
+  if (!row) return null;
+  return {
+    tokenId: row.token_id,
+    purchaseId: row.purchase_id,
+    orgId: row.org_id,
+    versionId: row.version_id,
+    orgName: row.org_name,
+    productName: row.product_name,
+    versionLabel: row.version_label,
+    expiresAt: new Date(row.expires_at),
+    state: stateOf(row, now),
+  };
+}
+
+/**
+ * Opening a valid link moves its expiry to 48 hours from now (decisions §6). Returns the link as it
+ * now stands: a link used or expired meanwhile is returned in that state, unchanged.
+ */
+export async function openDownloadLink(em: EntityManager, link: DownloadLink, now: Date): Promise<DownloadLink> {
+  if (link.state !== 'valid') return link;
+  const rows = await em.execute<Array<{ expires_at: Date | string }>>(
+    `update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning expires_at`,
+    [downloadLinkExpiry(now), link.tokenId, now],
+  );
+  if (rows.length === 0) return { ...link, state: 'used' };
+  return { ...link, expiresAt: new Date(rows[0].expires_at) };
+}
+
+const FILE_COLUMNS = 'f.id, f.name, f.size, f.sha256, f.storage_key, f.content_type, f.created_at';
+
+/** The files of the link's purchased version, in a stable order. */
+export async function listLinkFiles(em: EntityManager, link: DownloadLink): Promise<DownloadFile[]> {
+  if (!link.versionId) return [];
+  const rows = await em.execute<FileRow[]>(
+    `select ${FILE_COLUMNS} from version_file f where f.version_id = ? order by f.name, f.created_at`,
+    [link.versionId],
+  );
+  return rows.map(toFile);
+}
+
+/**
+ * One file of the link's purchased version, found by id only, and only within that version of
+ * that organisation's product: any other id (another product's file, a made-up one) is null.
+ */
+export async function findLinkFile(em: EntityManager, link: DownloadLink, fileId: string): Promise<DownloadFile | null> {
+  if (!link.versionId || !isUuid(fileId)) return null;
+  const [row] = await em.execute<FileRow[]>(
+    `select ${FILE_COLUMNS} from version_file f
+     join product_version v on v.id = f.version_id
+     join product pr on pr.id = v.product_id
+     where f.id = ? and f.version_id = ? and pr.organisation_id = ?`,
+    [fileId, link.versionId, link.orgId],
+  );
+  return row ? toFile(row) : null;
+}
+
+/** The ledger entry of one completed file transfer (what the downloads report lists). */
+export async function recordFileDownload(
+  em: EntityManager,
+  link: DownloadLink,
+  file: DownloadFile,
+  requester: Requester,
+  now: Date,
+): Promise<void> {
+  await em.execute(
+    `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
+     values (gen_random_uuid(), ?, 'file_download', ?, ?, ?, ?, ?, ?, ?)`,
+    [link.orgId, link.purchaseId, link.tokenId, file.id, file.size, requester.ip, requester.userAgent, now],
+  );
+}
+
+/**
+ * download-complete (decisions §4): marks the token used and writes a session entry, in one
+ * statement, once: a second call (even a concurrent one) changes nothing and answers `false`.
+ * A token that is unknown or belongs to another organisation is not found.
+ */
+export async function completeDownloadSession(
+  em: EntityManager,
+  orgId: string,
+  token: string,
+  requester: Requester,
+  now: Date,
+): Promise<boolean> {
+  if (!isUuid(orgId) || !TOKEN_RE.test(token)) throw new NotFoundError('download token not found');
+  const hash = sha256Hex(token);
+  const written = await em.execute<Array<{ id: string }>>(
+    `with used as (
+       update download_token t set used_at = ?
+       from purchase p
+       where t.token_hash = ? and p.id = t.purchase_id and p.organisation_id = ? and t.used_at is null
+       returning t.id, t.purchase_id, p.organisation_id)
+     insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, ip, user_agent, created_at)
+     select gen_random_uuid(), organisation_id, 'download_session', purchase_id, id, ?, ?, ? from used
+     returning id`,
+    [now, hash, orgId, requester.ip, requester.userAgent, now],
+  );
+  if (written.length > 0) return true;
+  const [known] = await em.execute<Array<{ id: string }>>(
+    `select t.id from download_token t join purchase p on p.id = t.purchase_id
+     where t.token_hash = ? and p.organisation_id = ?`,
+    [hash, orgId],
+  );
+  if (!known) throw new NotFoundError('download token not found');
+  return false;
+}

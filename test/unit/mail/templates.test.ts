@@ -1,0 +1,68 @@
+import { freshLinksMail, orderAlertMail, receiptMail } from '../../../src/mail/templates';
+
+const expiresAt = new Date('2026-11-27T14:05:00Z');
+const link = 'https://shop.example/downloads/d/TOKEN123';
+
+describe('receiptMail', () => {
+  const mail = receiptMail({
+    orgName: 'Acme <Books>', customerName: 'Sam', productName: 'Ebook & Pro', versionLabel: '2.0', link, expiresAt,
+  });
+
+  test('subject names the product and the organisation', () => {
+    expect(mail.subject).toBe('Your download: Ebook & Pro from Acme <Books>');
+  });
+
+  test('the text part reads on its own: greeting, product, link on its own line, expiry, /my', () => {
+    const lines = mail.text.split('\n');
+    expect(lines[0]).toBe('Hello Sam,');
+    expect(mail.text).toContain('Thank you for buying Ebook & Pro (version 2.0) from Acme <Books>.');
+    expect(lines).toContain(link);
+    expect(mail.text).toContain('This link works until Friday 27 November 2026, 14:05 UTC.');
+    expect(mail.text).toContain('https://shop.example/downloads/my');
+    expect(mail.text).not.toMatch(/<(p|a|div|strong)[ >]/);
+  });
+
+  test('the HTML part carries the same, escaped', () => {
+    expect(mail.html).toContain(`href="${link}"`);
+    expect(mail.html).toContain('Ebook &amp; Pro');
+    expect(mail.html).toContain('Acme &lt;Books&gt;');
+    expect(mail.html).not.toContain('<Books>');
+    expect(mail.html).toContain('Friday 27 November 2026, 14:05 UTC');
+  });
+});
+
+describe('freshLinksMail', () => {
+  test('one organisation, every purchase with its own link and expiry', () => {
+    const mail = freshLinksMail({
+      orgName: 'Acme',
+      customerName: '',
+      links: [
+        { productName: 'One', versionLabel: '1.0', link: `${link}A`, expiresAt },
+        { productName: 'Two', versionLabel: null, link: `${link}B`, expiresAt },
+      ],
+    });
+    expect(mail.subject).toBe('Your 2 download links from Acme');
+    expect(mail.text.startsWith('Hello,\n')).toBe(true);
+    expect(mail.text).toContain(`One (version 1.0)\n${link}A\nWorks until Friday 27 November 2026, 14:05 UTC`);
+    expect(mail.text).toContain(`Two\n${link}B\n`);
+    expect(mail.html).toContain(`href="${link}B"`);
+  });
+
+  test('a single link names its product in the subject', () => {
+    const mail = freshLinksMail({ orgName: 'Acme', links: [{ productName: 'One', link, expiresAt }] });
+    expect(mail.subject).toBe('Your fresh download link: One from Acme');
+  });
+});
+
+test('orderAlertMail lists each SKU with its reason, in both parts', () => {
+  const mail = orderAlertMail({
+    orgName: 'Acme', platform: 'cart-e', externalOrderId: '42',
+    lines: [{ sku: 'ebook', reason: 'unknown SKU' }, { sku: null, reason: null }],
+    logUrl: 'https://admin.example/webhooks-log',
+  });
+  expect(mail.subject).toBe('Order 42 from cart-e could not be fulfilled');
+  expect(mail.text).toContain('- SKU ebook: unknown SKU');
+  expect(mail.text).toContain('- SKU (none): unknown reason');
+  expect(mail.text).toContain('Acme');
+  expect(mail.html).toContain('<code>ebook</code>: unknown SKU');
+});
