@@ -93,14 +93,26 @@ interface ProductRow {
 // parsing them in JS was the biggest cost of a listing.
 const ISO = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-const SELECT_LISTING = `
+/**
+ * Products with their active version and extra SKUs in one statement. The SKUs are aggregated once
+ * for the whole set (a per-row subquery was twice as slow for 100 products). Bindings, in order:
+ * those of `skuFilter`, then those of `productFilter`.
+ */
+const listingSql = (skuFilter: string, productFilter: string) => `
   select p.id, p.organisation_id, p.name, p.slug, p.description, p.status, p.active_version_id,
          ${ISO('p.created_at')} as created_at, ${ISO('p.updated_at')} as updated_at,
-         array(select s.sku from product_sku s where s.product_id = p.id and not s.is_slug order by s.sku) as skus,
+         coalesce(s.skus, '{}') as skus,
          v.id as version_id, v.version as version_label, v.status as version_status
   from product p
   left join product_version v on v.id = p.active_version_id and v.product_id = p.id
-  where p.organisation_id = ?`;
+  left join (
+    select product_id, array_agg(sku order by sku) as skus from product_sku
+    where not is_slug and ${skuFilter} group by product_id
+  ) s on s.product_id = p.id
+  where ${productFilter}`;
+
+const LIST_SQL = `${listingSql('organisation_id = ?', 'p.organisation_id = ?')} order by p.created_at, p.id`;
+const ONE_SQL = listingSql('product_id = ?', 'p.organisation_id = ? and p.id = ?');
 
 function listingOf(row: ProductRow): ProductListing {
   return {
@@ -124,13 +136,13 @@ function listingOf(row: ProductRow): ProductListing {
 
 /** Every product of the organisation, oldest first (creation order, then id). */
 export async function listProducts(em: EntityManager, orgId: string): Promise<ProductListing[]> {
-  const rows = await em.execute<ProductRow[]>(`${SELECT_LISTING} order by p.created_at, p.id`, [orgId]);
+  const rows = await em.execute<ProductRow[]>(LIST_SQL, [orgId, orgId]);
   return rows.map(listingOf);
 }
 
 /** One product of the organisation; unknown, malformed or another organisation's id → 404. */
 export async function getProduct(em: EntityManager, orgId: string, productId: string): Promise<ProductListing> {
-  const rows = isUuid(productId) ? await em.execute<ProductRow[]>(`${SELECT_LISTING} and p.id = ?`, [orgId, productId]) : [];
+  const rows = isUuid(productId) ? await em.execute<ProductRow[]>(ONE_SQL, [productId, orgId, productId]) : [];
   if (!rows[0]) throw new NotFoundError('product not found');
   return listingOf(rows[0]);
 }
