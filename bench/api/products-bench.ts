@@ -1,0 +1,94 @@
+/**
+ * GET /api/products (100 products) and POST /api/purchases under autocannon, each beside a bare
+ * Fastify route answering the same bytes, in the same run. The ratio bare/real says what the
+ * service's own work (auth, queries, schema serialisation; for purchases the Temporal
+ * update-with-start) costs on this machine.
+ *
+ *   npm run bench:build && node .bench-build/bench/api/products-bench.js
+ *
+ * BENCH_SECONDS (default 10) bounds each of the four runs.
+ */
+import Fastify from 'fastify';
+import formbody from '@fastify/formbody';
+import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
+import { describeFigures, load, type LoadFigures } from '../lib/load';
+import { startBenchWorld } from '../lib/world';
+
+const PRODUCTS = 100;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+
+const ratio = (bare: LoadFigures, real: LoadFigures) => ({
+  throughput: Number((bare.requestsPerSecond / real.requestsPerSecond).toFixed(2)),
+  p50: Number((real.latencyP50Ms / Math.max(bare.latencyP50Ms, 1)).toFixed(2)),
+  p99: Number((real.latencyP99Ms / Math.max(bare.latencyP99Ms, 1)).toFixed(2)),
+});
+
+function saleForm(productId: string, email: string): string {
+  return new URLSearchParams({
+    customerId: 'new', 'newCustomer.name': 'Bench Buyer', 'newCustomer.email': email, productId,
+    amount: '19.99', currency: 'USD', paymentMethod: 'custom', sendEmail: 'false',
+  }).toString();
+}
+
+async function main(): Promise<void> {
+  const world = await startBenchWorld();
+  const bare = Fastify({ logger: false });
+  try {
+    const { h } = world;
+    const org = await seedOrganisation(h);
+    const products = [];
+    for (let i = 0; i < PRODUCTS; i += 1) {
+      products.push(await seedProduct(h, org.orgId, { slug: `bench-${i}`, name: `Bench product ${i}`, skus: [`SKU-${i}-A`, `SKU-${i}-B`] }));
+    }
+    const base = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const auth = { authorization: `Bearer ${org.apiKey}` };
+    const formHeaders = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
+
+    // The bare routes answer exactly what the real ones answered once.
+    const listing = await fetch(`${base}/api/products`, { headers: auth });
+    const listBody = await listing.text();
+    if (listing.status !== 200 || JSON.parse(listBody).length !== PRODUCTS) throw new Error(`GET /api/products answered ${listing.status}`);
+    const sale = await fetch(`${base}/api/purchases`, {
+      method: 'POST', headers: formHeaders, body: saleForm(products[0].productId, 'first@example.com'),
+    });
+    const fragment = await sale.text();
+    if (sale.status !== 201) throw new Error(`POST /api/purchases answered ${sale.status}: ${fragment}`);
+
+    await bare.register(formbody);
+    bare.get('/bare/products', async (_request, reply) => reply.type('application/json; charset=utf-8').send(listBody));
+    bare.post('/bare/purchases', async (_request, reply) => reply.code(201).type('text/html; charset=utf-8').send(fragment));
+    const bareBase = await bare.listen({ host: '127.0.0.1', port: 0 });
+
+    process.stdout.write(`${PRODUCTS} products (${listBody.length} bytes of JSON); ${SECONDS} s per run, 10 connections\n`);
+    const listBare = await load({ title: 'bare GET (same JSON)', url: `${bareBase}/bare/products`, seconds: SECONDS });
+    const listReal = await load({ title: 'GET /api/products', url: `${base}/api/products`, headers: auth, seconds: SECONDS });
+    // autocannon puts a fresh id in place of `[<id>]` in each request: a new customer per sale.
+    const saleBody = saleForm(products[1].productId, 'buyer-ID@example.com').replace('buyer-ID', 'buyer-[<id>]');
+    const saleBare = await load({ title: 'bare POST (form, same fragment)', url: `${bareBase}/bare/purchases`, method: 'POST', headers: formHeaders, body: saleBody, seconds: SECONDS });
+    const saleReal = await load({ title: 'POST /api/purchases', url: `${base}/api/purchases`, method: 'POST', headers: formHeaders, body: saleBody, seconds: SECONDS });
+
+    for (const figures of [listBare, listReal, saleBare, saleReal]) process.stdout.write(`${describeFigures(figures)}\n`);
+    const result = {
+      products: PRODUCTS,
+      seconds: SECONDS,
+      list: { bare: listBare, real: listReal, ratio: ratio(listBare, listReal) },
+      purchase: { bare: saleBare, real: saleReal, ratio: ratio(saleBare, saleReal) },
+    };
+    process.stdout.write(`GET /api/products: bare/real throughput ${result.list.ratio.throughput}×, p99 real/bare ${result.list.ratio.p99}×\n`);
+    process.stdout.write(`POST /api/purchases: bare/real throughput ${result.purchase.ratio.throughput}×, p99 real/bare ${result.purchase.ratio.p99}×\n`);
+    process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+    const failures = [listReal, saleReal].filter((f) => f.non2xx > 0 || f.errors > 0);
+    if (failures.length > 0) throw new Error(`non-2xx answers or errors under load: ${failures.map((f) => f.title).join(', ')}`);
+  } finally {
+    await bare.close();
+    await world.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

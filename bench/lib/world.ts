@@ -1,0 +1,55 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../../src/config';
+import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { startHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness';
+
+/** The system PostgreSQL the tests use, when DATABASE_URL does not name another server. */
+const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface BenchWorld {
+  h: Harness;
+  close(): Promise<void>;
+}
+
+/**
+ * What the test harness gets from jest's global setup, started here for a benchmark process: a
+ * Temporal dev server (the CLI binary), the workflow bundle, and a scratch database on
+ * DATABASE_URL's server (dropped by `close`). Then the same harness the integration tests use.
+ */
+export async function startBenchWorld(options: HarnessOptions = {}): Promise<BenchWorld> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  process.env.TEST_ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+
+  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: cli ? { executable: { type: 'existing-path', path: cli } } : {},
+  });
+  const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));
+  try {
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: path.resolve(__dirname, '../../workflows'),
+      logger: new DefaultLogger('WARN'),
+    });
+    const bundlePath = path.join(bundleDir, 'workflows.js');
+    await writeFile(bundlePath, bundle.code);
+    process.env.TEST_TEMPORAL_ADDRESS = temporal.address;
+    process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
+    const h = await startHarness(options);
+    return {
+      h,
+      async close() {
+        await h.close();
+        await temporal.teardown();
+        await rm(bundleDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await temporal.teardown();
+    await rm(bundleDir, { recursive: true, force: true });
+    throw error;
+  }
+}
