@@ -58,7 +58,7 @@ export function downloadPage(d: DownloadPageData): string {
   const files = d.files.length > 0
     ? `<ul class="files" aria-label="Files">${rows}</ul>`
     : '<p class="notice">This version has no files to download any more. Please contact the seller.</p>';
-  const allLabel = d.files.length === 1 ? 'Download' : `Download all ${d.files.length} files`;
+  const allLabel = d.files.length === 1 ? 'Download' : d.files.length === 2 ? 'Download both files' : `Download all ${d.files.length} files`;
   const actions = d.files.length === 0 ? '' :
     '<div class="actions" data-js-only hidden>' +
       `<button type="button" class="button" id="download-all">${allLabel}</button>` +
@@ -91,7 +91,7 @@ export function linkGonePage(d: GoneLinkData): string {
     : 'Download links work for 48 hours after they were last opened.';
   return layout(heading,
     `${eyebrow(d.orgName)}<h1>${escapeHtml(heading)}</h1>` +
-    `<p>${escapeHtml(d.productName)}: ${escapeHtml(why)} You can get a fresh link by email.</p>` +
+    `<p>Your link for <strong>${escapeHtml(d.productName)}</strong> no longer works. ${escapeHtml(why)} You can get a fresh link by email.</p>` +
     `<form method="post" action="/d/${encodeURIComponent(d.token)}/refresh">` +
       '<button type="submit" class="button">Email me a fresh link</button></form>' +
     '<p class="hint">It goes to the email address the purchase was made with.</p>' +

@@ -1,0 +1,172 @@
+/**
+ * A 1 GiB file through GET /d/{token}/files/{fileId} beside @fastify/static sending the same file
+ * from the same folder, in one run, over 127.0.0.1. Prints MB/s (10^6 bytes) of both, the ratio
+ * service/static (target ≥ 0.8×), and the server process's RSS sampled during each transfer
+ * (streamed, it should stay flat: a constant few tens of MB whatever the file's size), and the
+ * server's CPU time per transfer (a steadier comparison than MB/s on a busy machine).
+ *
+ *   npm run bench:build && node .bench-build/bench/downloads/download-bench.js
+ *
+ * The file is random bytes written under the harness's temporary data folder (outside the
+ * repository) and removed at the end. BENCH_DOWNLOAD_MIB (default 1024) sets its size,
+ * BENCH_ROUNDS (default 5) how many alternating transfers of each are measured after a warm-up.
+ * The client is a child process, so it does not share the servers' event loop.
+ */
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import fastifyStatic from '@fastify/static';
+import Fastify from 'fastify';
+import { VersionFile } from '../../src/db/entities';
+import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
+import { seedPurchase } from '../../test/helpers/download-links';
+import { startBenchWorld } from '../lib/world';
+
+const MIB = 1024 * 1024;
+const SIZE = Number(process.env.BENCH_DOWNLOAD_MIB ?? 1024) * MIB;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const TARGET_RATIO = 0.8;
+const CHUNK = 4 * MIB;
+
+interface Transfer {
+  bytes: number;
+  ms: number;
+  status: number;
+}
+
+interface Measured extends Transfer {
+  mbPerSecond: number;
+  /** CPU time of this (server) process during the transfer: robust when the machine is busy. */
+  serverCpuMs: number;
+  rssStartMb: number;
+  rssMaxMb: number;
+  rssGrowthMb: number;
+}
+
+/** Client mode (a child process): one GET, the body counted and dropped. */
+function runClient(url: string): void {
+  const started = process.hrtime.bigint();
+  http.get(url, (res) => {
+    let bytes = 0;
+    res.on('data', (chunk: Buffer) => { bytes += chunk.length; });
+    res.on('end', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      process.send!({ bytes, ms, status: res.statusCode ?? 0 } satisfies Transfer, () => process.exit(0));
+    });
+  }).on('error', (error) => {
+    process.stderr.write(`${error.stack}\n`);
+    process.exit(1);
+  });
+}
+
+function transfer(url: string): Promise<Transfer> {
+  if (new URL(url).hostname !== '127.0.0.1') throw new Error('benchmarks send traffic to 127.0.0.1 only');
+  return new Promise((resolve, reject) => {
+    const child = fork(__filename, ['client', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (message) => resolve(message as Transfer));
+    child.once('exit', (code) => { if (code !== 0) reject(new Error(`client exited with ${code}`)); });
+  });
+}
+
+const mb = (bytes: number) => Math.round((bytes / 1e6) * 10) / 10;
+
+/** One transfer, with this (server) process's RSS sampled every 20 ms while it runs. */
+async function measured(url: string): Promise<Measured> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const start = process.memoryUsage.rss();
+  const cpu = process.cpuUsage();
+  let max = start;
+  const sampler = setInterval(() => { max = Math.max(max, process.memoryUsage.rss()); }, 20);
+  try {
+    const result = await transfer(url);
+    if (result.status !== 200 || result.bytes !== SIZE) throw new Error(`${url} answered ${result.status} with ${result.bytes} bytes`);
+    const used = process.cpuUsage(cpu);
+    return {
+      ...result,
+      mbPerSecond: Math.round(SIZE / 1e6 / (result.ms / 1000)),
+      serverCpuMs: Math.round((used.user + used.system) / 1000),
+      rssStartMb: mb(start),
+      rssMaxMb: mb(max),
+      rssGrowthMb: mb(max - start),
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function main(): Promise<void> {
+  const world = await startBenchWorld();
+  const bare = Fastify({ logger: false });
+  try {
+    const { h } = world;
+    const org = await seedOrganisation(h);
+    const product = await seedProduct(h, org.orgId, { name: 'Bench product' });
+
+    // The big file, written through the storage like an upload (size and SHA-256 on the way).
+    const em = h.orm.em.fork();
+    const file = em.create(VersionFile, { version: product.versionId, name: 'big.bin', size: 0, sha256: '', storageKey: '' });
+    file.storageKey = `files/${file.id}`;
+    const written = Date.now();
+    const stored = await h.storage.put(file.storageKey, Readable.from((function* () {
+      for (let left = SIZE; left > 0; left -= CHUNK) yield randomBytes(Math.min(CHUNK, left));
+    })()), SIZE);
+    Object.assign(file, stored);
+    await em.flush();
+    process.stdout.write(`${SIZE / MIB} MiB of random bytes written in ${Date.now() - written} ms\n`);
+
+    const { token } = await seedPurchase(h, org.orgId, product);
+    const base = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    await bare.register(fastifyStatic, { root: path.join(h.config.fileStorageDir, 'files'), prefix: '/static/' });
+    const bareBase = await bare.listen({ host: '127.0.0.1', port: 0 });
+    const urls = { service: `${base}/d/${token}/files/${file.id}`, static: `${bareBase}/static/${file.id}` };
+
+    // Warm-up: page cache, JIT, connection set-up paths.
+    await measured(urls.static);
+    await measured(urls.service);
+
+    const runs: { service: Measured[]; static: Measured[] } = { service: [], static: [] };
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const which of ['static', 'service'] as const) {
+        const run = await measured(urls[which]);
+        runs[which].push(run);
+        process.stdout.write(`${which.padEnd(8)} round ${round + 1}: ${String(run.mbPerSecond).padStart(5)} MB/s   `
+          + `server CPU ${String(run.serverCpuMs).padStart(5)} ms   RSS ${run.rssStartMb} → max ${run.rssMaxMb} MB (+${run.rssGrowthMb} MB)\n`);
+      }
+    }
+    const serviceMbps = median(runs.service.map((r) => r.mbPerSecond));
+    const staticMbps = median(runs.static.map((r) => r.mbPerSecond));
+    const ratio = Number((serviceMbps / staticMbps).toFixed(2));
+    const maxGrowth = Math.max(...runs.service.map((r) => r.rssGrowthMb));
+    const serviceCpu = median(runs.service.map((r) => r.serverCpuMs));
+    const staticCpu = median(runs.static.map((r) => r.serverCpuMs));
+    const cpuRatio = Number((staticCpu / serviceCpu).toFixed(2));
+    process.stdout.write(`median: service ${serviceMbps} MB/s, @fastify/static ${staticMbps} MB/s, ratio ${ratio}× `
+      + `(target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})\n`);
+    process.stdout.write(`median server CPU per transfer: service ${serviceCpu} ms, @fastify/static ${staticCpu} ms, `
+      + `efficiency ratio static/service ${cpuRatio}×\n`);
+    process.stdout.write(`service RSS growth during a transfer: at most ${maxGrowth} MB for ${SIZE / MIB} MiB sent\n`);
+    process.stdout.write(`RESULT ${JSON.stringify({
+      fileMiB: SIZE / MIB, rounds: ROUNDS, serviceMbps, staticMbps, ratio, target: TARGET_RATIO, serviceCpu, staticCpu, cpuRatio,
+      met: ratio >= TARGET_RATIO, maxServiceRssGrowthMb: maxGrowth, runs,
+    })}\n`);
+  } finally {
+    await bare.close();
+    await world.close();
+  }
+}
+
+if (process.argv[2] === 'client') {
+  runClient(process.argv[3]);
+} else {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
