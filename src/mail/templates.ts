@@ -68,7 +68,7 @@ function linkBlock(line: DownloadLinkLine): string {
 /** The receipt of a sale: subject with the product's name, the link, when it expires. */
 export function receiptMail(input: { orgName: string; customerName: string } & DownloadLinkLine): RenderedMail {
   const greeting = greetingOf(input.customerName);
-  const subject = `Your download: ${input.productName} from ${input.orgName}`;
+  const subject = `Your download: ${input.productName}`;
   const myUrl = myUrlOf(input.link);
   const expiry = formatUtc(input.expiresAt);
   const text = [
