@@ -1,3 +1,5 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Organisation, Purchase, SentEmail, User, WebhookDeliveryItem } from '../src/db/entities';
 import type { EmailKind } from '../src/db/entities/sent-email.entity';
@@ -9,45 +11,47 @@ import type { ActivityDeps } from './deps';
 
 export function emailActivities({ orm, mailer, config }: ActivityDeps) {
   /**
-   * Sends one email at most once per business key: a retried activity whose message already went
-   * out does not send it again. A 5xx rejection is permanent (non-retryable); anything else is
-   * thrown as is, so Temporal retries it within the workflow's window.
+   * Sends one email at most once per business key. The key's sent-email row is locked while the
+   * message goes out, so two activities with the same key (two runs alerting about one order)
+   * send it once, and a retry after a success sends nothing. A 5xx rejection is permanent
+   * (non-retryable, also for any later attempt with that key); anything else is thrown as is,
+   * so Temporal retries it within the caller's window.
    */
   async function sendOnce(
     businessKey: string,
     kind: EmailKind,
     orgId: string,
     recipients: string[],
-    render: () => Promise<RenderedMail>,
-  ): Promise<'sent' | 'already-sent' | 'failed-before'> {
-    const em = orm.em.fork();
-    const existing = await em.findOne(SentEmail, { businessKey });
-    if (existing?.status === 'sent') return 'already-sent';
-    if (existing?.status === 'failed') return 'failed-before';
-    const mail = await render();
-    const log = existing ?? em.create(SentEmail, {
-      businessKey, kind, organisation: orgId, recipients, subject: mail.subject,
-    });
-    await em.flush();
-    try {
-      const { messageId } = await mailer.send({ to: recipients, ...mail });
-      log.status = 'sent';
-      log.messageId = messageId;
-      log.sentAt = new Date();
-      log.error = null;
-      await em.flush();
-      return 'sent';
-    } catch (error) {
-      const message = (error as Error).message;
-      log.error = message;
-      if (isPermanentSmtpFailure(error)) {
-        log.status = 'failed';
-        await em.flush();
-        throw ApplicationFailure.nonRetryable(message, 'PermanentSmtpFailure');
+    render: (em: EntityManager) => Promise<RenderedMail>,
+  ): Promise<void> {
+    const attempt = await orm.em.fork().transactional(async (tx): Promise<{ error?: unknown; permanent?: string }> => {
+      await tx.execute(
+        `insert into sent_email (id, organisation_id, kind, business_key, recipients, subject, status, created_at)
+         values (gen_random_uuid(), ?, ?, ?, ?, '', 'sending', now()) on conflict (business_key) do nothing`,
+        [orgId, kind, businessKey, JSON.stringify(recipients)],
+      );
+      const log = await tx.findOneOrFail(SentEmail, { businessKey }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (log.status === 'sent') return {};
+      if (log.status === 'failed') return { permanent: log.error ?? 'refused by the mail server' };
+      const mail = await render(tx);
+      log.subject = mail.subject;
+      try {
+        const { messageId } = await mailer.send({ to: recipients, ...mail });
+        Object.assign(log, { status: 'sent', messageId, sentAt: new Date(), error: null });
+        return {};
+      } catch (error) {
+        log.error = (error as Error).message;
+        if (isPermanentSmtpFailure(error)) {
+          log.status = 'failed';
+          return { permanent: log.error };
+        }
+        return { error };
       }
-      await em.flush();
-      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message });
-      throw error;
+    });
+    if (attempt.permanent !== undefined) throw ApplicationFailure.nonRetryable(attempt.permanent, 'PermanentSmtpFailure');
+    if (attempt.error !== undefined) {
+      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: (attempt.error as Error).message });
+      throw attempt.error;
     }
   }
 
@@ -56,8 +60,8 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
     async sendReceipt({ purchaseId, sendKey }: { purchaseId: string; sendKey: string }): Promise<void> {
       const em = orm.em.fork();
       const purchase = await em.findOneOrFail(Purchase, purchaseId, { populate: ['customer', 'product', 'organisation'] });
-      await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', purchase.organisation.id, [purchase.customer.email], async () => {
-        const link = await issueDownloadLink(em, purchaseId, config.siteUrl);
+      await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', purchase.organisation.id, [purchase.customer.email], async (tx) => {
+        const link = await issueDownloadLink(tx, purchaseId, config.siteUrl);
         return receiptMail({
           orgName: purchase.organisation.name,
           customerName: purchase.customer.name,

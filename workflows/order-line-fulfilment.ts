@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, log, proxyActivities, setHandler, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, log, proxyActivities, setHandler, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type {
   FulfilmentInput,
@@ -20,7 +20,9 @@ function rootMessage(error: unknown): string {
   return current?.message ?? String(error);
 }
 
+/** The retry window ran out: a timeout, or no retry left inside the schedule-to-close timeout. */
 function isTimeout(error: unknown): boolean {
+  if (error instanceof ActivityFailure && error.retryState === 'TIMEOUT') return true;
   return (error as { cause?: { name?: string } }).cause?.name === 'TimeoutFailure';
 }
 
@@ -80,17 +82,18 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
   }
 
   // Report to every attached delivery item, including those whose signals arrive meanwhile (the
-  // server refuses to complete a run while a signal is unhandled, so none is lost).
+  // server refuses to complete a run while a signal is unhandled, so none is lost). The item of
+  // the delivery that started the run gets its outcome; items of deliveries that joined it are
+  // duplicates of it, unless nothing was recorded at all.
   let reported = 0;
   while (reported < attached.length) {
-    const batch: ItemOutcomeReport[] = attached.slice(reported).map((itemId, i) => {
-      const first = reported + i === 0;
-      return {
-        itemId,
-        outcome: first ? outcome : 'duplicate',
-        reason: first ? reason : null,
-        purchaseId: recorded?.purchaseId ?? null,
-      };
+    const batch: ItemOutcomeReport[] = attached.slice(reported).map((itemId): ItemOutcomeReport => {
+      if (itemId === input.deliveryItemId) {
+        return { itemId, outcome, reason, purchaseId: recorded?.purchaseId ?? null };
+      }
+      return recorded
+        ? { itemId, outcome: 'duplicate', reason: null, purchaseId: recorded.purchaseId }
+        : { itemId, outcome: 'error', reason, purchaseId: null };
     });
     reported += batch.length;
     const alerts = await recordItemOutcomes({ items: batch });

@@ -18,6 +18,11 @@ export interface FulfilmentInput {
   sendReceipt: boolean;
   /** How long temporary SMTP failures are retried before the receipt fails (EMAIL_RETRY_WINDOW). */
   emailRetryWindowMs: number;
+  /**
+   * Webhook deliveries: the item of the delivery that started the run. It gets the run's outcome;
+   * items of other deliveries that join the run are duplicates. Absent for API and dashboard sales.
+   */
+  deliveryItemId?: string;
 }
 
 export interface RecordedPurchase {

@@ -16,6 +16,7 @@ import { sessionSecretOf } from '../security/session-secret';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
+import { webhookRoutes } from './routes/webhooks';
 import { customerPageRoutes } from './routes/customer';
 import { downloadCompleteRoutes } from './routes/download-complete';
 import { productRoutes } from './routes/api/products';
@@ -77,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
+  await app.register(webhookRoutes(deps));
   await app.register(customerPageRoutes(deps));
   await app.register(downloadCompleteRoutes(deps));
   await app.register(productRoutes(deps));

@@ -24,7 +24,7 @@ export const PurchaseFormSchema = z.object({
 });
 export type PurchaseForm = z.infer<typeof PurchaseFormSchema>;
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface SaleContext {
   orgId: string;

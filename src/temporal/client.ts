@@ -14,6 +14,13 @@ import type { freshLinks, orderAlert, orderLineFulfilment } from '../../workflow
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
+/**
+ * How long the webhook front door lets Temporal take to start or join a run (the client's retries
+ * may overrun it by about half). Past it the delivery is answered 503, so that the platform
+ * retries, inside the platforms' own timeouts (5 s for the shortest).
+ */
+const START_DEADLINE_MS = 2_500;
+
 export async function connectTemporal(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
   const connection = await Connection.connect({ address });
   return { connection, client: new Client({ connection, namespace }) };
@@ -41,7 +48,7 @@ export class FulfilmentClient {
   /** Starts or joins the line's run and attaches a delivery item to it; returns the workflow id. */
   async fulfilLine(input: FulfilmentInput & { externalOrderId: string }, itemId: string): Promise<string> {
     const workflowId = fulfilmentWorkflowId(input.orgId, input.source, input.externalOrderId, input.productId);
-    await this.client.workflow.signalWithStart<typeof orderLineFulfilment, [{ itemId: string }]>('orderLineFulfilment', {
+    await this.client.withDeadline(Date.now() + START_DEADLINE_MS, () => this.client.workflow.signalWithStart<typeof orderLineFulfilment, [{ itemId: string }]>('orderLineFulfilment', {
       workflowId,
       taskQueue: this.taskQueue,
       args: [input],
@@ -49,7 +56,7 @@ export class FulfilmentClient {
       signalArgs: [{ itemId }],
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
-    });
+    }));
     return workflowId;
   }
 
@@ -75,14 +82,14 @@ export class FulfilmentClient {
   /** The alert of an entry recorded as Error at once; one run per order. */
   async alert(request: OrderAlertRequest): Promise<string> {
     const workflowId = alertWorkflowId(request.orgId, request.platform, request.externalOrderId);
-    await this.client.workflow.start<typeof orderAlert>('orderAlert', {
+    await this.client.withDeadline(Date.now() + START_DEADLINE_MS, () => this.client.workflow.start<typeof orderAlert>('orderAlert', {
       workflowId,
       taskQueue: this.taskQueue,
       args: [request],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: this.searchAttributes(request.orgId, request.platform, request.externalOrderId),
-    });
+    }));
     return workflowId;
   }
 

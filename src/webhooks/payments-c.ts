@@ -98,6 +98,20 @@ function sessionLines(session: JsonObject, currency: string | null): NormalizedL
   return [{ sku: null, quantity: 1, amount: total }];
 }
 
+/** The organisation an event names: `data.object.metadata.org_id`, and the connected `account`. */
+function routingOf(event: JsonObject): { orgId: string | null; accountId: string | null } {
+  const session = objectAt(objectAt(event.data)?.object);
+  return { orgId: text(objectAt(session?.metadata)?.org_id), accountId: text(event.account) };
+}
+
+/**
+ * Read before verification, only to choose whose secret to check (the path names no
+ * organisation). Throws WebhookParseError when the body is not a JSON object.
+ */
+export function paymentsCRouting(request: WebhookRequest): { orgId: string | null; accountId: string | null } {
+  return routingOf(jsonObjectBody(request));
+}
+
 export const paymentsC: PlatformAdapter = {
   platform: 'payments-c',
 
@@ -114,8 +128,7 @@ export const paymentsC: PlatformAdapter = {
     const externalOrderId = requireId(session.id, 'data.object.id');
     const currency = currencyOf(session.currency);
     const details = objectAt(session.customer_details);
-    const orgId = text(objectAt(session.metadata)?.org_id);
-    const accountId = text(event.account);
+    const { orgId, accountId } = routingOf(event);
 
     return {
       kind: 'orders',

@@ -1,0 +1,88 @@
+/**
+ * Order webhooks of the six sales platforms: POST /webhooks/{orgId}/{platform} and
+ * POST /webhooks/payments-c (decisions §4). An encapsulated scope whose only body parser keeps
+ * the exact bytes received, whatever the content type: signatures are checked on those bytes and
+ * bodies are never re-serialised. /webhooks/{orgId}/download-complete is another plugin's route.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { PLATFORMS, type Platform } from '../../domain/platforms';
+import { receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
+import type { WebhookRequest } from '../../webhooks/adapter';
+import type { AppDeps } from '../app';
+
+/** Order notifications are small; anything larger is refused with 413 before it is read. */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+const ORG_PLATFORMS = PLATFORMS.filter((p): p is Exclude<Platform, 'payments-c'> => p !== 'payments-c');
+
+const ErrorBody = z.object({ error: z.string() });
+const Received = z.object({
+  received: z.literal(true),
+  deliveryIds: z.array(z.string()).describe('one webhook log entry per order; empty for pings and ignored events'),
+});
+const responses = { 200: Received, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 503: ErrorBody };
+const RawBody = z.unknown().describe('the platform\'s own payload (JSON or form), verified on its exact bytes');
+
+function webhookRequestOf(request: FastifyRequest): WebhookRequest {
+  const query: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(request.query as Record<string, unknown>)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (typeof first === 'string') query[name] = first;
+  }
+  return {
+    rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+    headers: request.headers,
+    query,
+  };
+}
+
+export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  const intake = {
+    orm: deps.orm,
+    fulfilment: deps.fulfilment,
+    clock: deps.clock,
+    emailRetryWindowMs: deps.config.emailRetryWindowMs,
+  };
+
+  return async (app) => {
+    // Only in this scope: every content type (JSON, form, none, anything) arrives as a Buffer.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
+      done(null, body);
+    });
+
+    async function handle(request: FastifyRequest, target: IntakeTarget) {
+      const deliveryIds = await receiveDelivery(intake, request.log, target, webhookRequestOf(request));
+      return { received: true as const, deliveryIds };
+    }
+
+    for (const platform of ORG_PLATFORMS) {
+      app.post(`/webhooks/:orgId/${platform}`, {
+        bodyLimit: WEBHOOK_BODY_LIMIT,
+        schema: {
+          summary: `Order notification from ${platform}`,
+          description: 'Verified on the raw bytes with the organisation\'s integration secret. 200 once recorded; fulfilment runs afterwards.',
+          tags: ['webhooks'],
+          security: [],
+          params: z.object({ orgId: z.string().describe('organisation id') }),
+          body: RawBody,
+          response: responses,
+        },
+      }, (request) => handle(request, { platform, orgId: request.params.orgId }));
+    }
+
+    app.post('/webhooks/payments-c', {
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      schema: {
+        summary: 'Checkout event from payments-c',
+        description: 'The organisation is the event\'s metadata.org_id, else the integration whose account id matches `account`.',
+        tags: ['webhooks'],
+        security: [],
+        body: RawBody,
+        response: responses,
+      },
+    }, (request) => handle(request, { platform: 'payments-c' }));
+  };
+}

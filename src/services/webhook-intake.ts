@@ -1,0 +1,294 @@
+/**
+ * The webhook front door, without HTTP (decisions §4–§5): find the organisation, verify the
+ * signature on the exact bytes, parse, decide each line (held, unmatched, to fulfil), record the
+ * delivery log entries in one transaction, then start or join one fulfilment workflow per line to
+ * fulfil. No fulfilment work happens here; every outcome is reported by the workflows.
+ *
+ * Failures are DomainErrors, so the one error handler answers them: unknown organisation 404,
+ * not configured or bad signature 401 (nothing recorded), verified but unreadable 400, Temporal
+ * out of reach 503 (recorded as `error`, so that the platform's retry fulfils the order).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProductSku } from '../db/entities';
+import type { Orm } from '../db/orm';
+import { NotFoundError, UnauthorizedError, UnavailableError, ValidationError } from '../domain/errors';
+import type { FulfilmentInput, OrderAlertRequest } from '../domain/fulfilment';
+import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
+import { fromMinorUnits } from '../domain/money';
+import { LINE_REASONS, planLine, type MatchedProduct } from '../domain/order-lines';
+import type { Platform } from '../domain/platforms';
+import { alertDue } from '../domain/statuses';
+import { isUuid } from '../domain/uuid';
+import { subscriptionExpired } from '../http/plugins/auth';
+import type { FulfilmentClient } from '../temporal/client';
+import {
+  WebhookParseError,
+  type IntegrationSecrets,
+  type NormalizedOrder,
+  type WebhookRequest,
+} from '../webhooks/adapter';
+import { paymentsCRouting } from '../webhooks/payments-c';
+import { adapters } from '../webhooks/registry';
+import { recordEntries, recordItemOutcomes, type NewEntry } from './delivery-log';
+import { EMAIL_RE } from './purchases';
+
+export interface IntakeDeps {
+  orm: Orm;
+  fulfilment: FulfilmentClient;
+  clock: () => Date;
+  emailRetryWindowMs: number;
+}
+
+/** The request's pino logger, or anything with the same `warn`. */
+export interface IntakeLog {
+  warn(details: object, message: string): void;
+}
+
+/** Where a delivery was sent: an organisation's path, or payments-c's shared one. */
+export type IntakeTarget = { platform: Exclude<Platform, 'payments-c'>; orgId: string } | { platform: 'payments-c' };
+
+/** Bounds that keep a verified but absurd order out of workflow ids and numeric columns. */
+const MAX_ORDER_ID_LENGTH = 200;
+const MAX_TEXT_LENGTH = 1000;
+const MAX_AMOUNT_WHOLE_DIGITS = 15;
+/** ISO 4217 "no currency": the platform named none. */
+const NO_CURRENCY = 'XXX';
+
+interface Candidate {
+  orgId: string;
+  subscriptionExpiresOn: string | null;
+  secrets: IntegrationSecrets | null;
+}
+
+interface CandidateRow {
+  id: string;
+  subscription_expires_on: string | null;
+  integration_id: string | null;
+  secret: string | null;
+  private_key: string | null;
+  account_id: string | null;
+}
+
+const CANDIDATE_SELECT = `select o.id, o.subscription_expires_on::text as subscription_expires_on,
+  i.id as integration_id, i.secret, i.private_key, i.account_id
+  from organisation o left join integration i on i.organisation_id = o.id and i.platform = ?`;
+
+function candidateOf(row: CandidateRow): Candidate {
+  return {
+    orgId: row.id,
+    subscriptionExpiresOn: row.subscription_expires_on,
+    secrets: row.integration_id === null ? null : { secret: row.secret, privateKey: row.private_key, accountId: row.account_id },
+  };
+}
+
+/**
+ * The organisations whose secret may verify this delivery. Org-scoped paths name one; payments-c
+ * names it in the event's metadata, else by the account registered on an integration. Nothing
+ * read here is trusted beyond choosing which secret to check.
+ */
+async function candidatesFor(em: EntityManager, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
+  if (target.platform !== 'payments-c') {
+    if (!isUuid(target.orgId)) throw new NotFoundError('organisation not found');
+    const rows = await em.execute<CandidateRow[]>(`${CANDIDATE_SELECT} where o.id = ?`, [target.platform, target.orgId]);
+    if (rows.length === 0) throw new NotFoundError('organisation not found');
+    return rows.map(candidateOf);
+  }
+
+  let routing: ReturnType<typeof paymentsCRouting>;
+  try {
+    routing = paymentsCRouting(request);
+  } catch (error) {
+    // No organisation can be read, so no secret can be chosen: the body itself is the problem.
+    if (error instanceof WebhookParseError) throw new ValidationError(error.message);
+    throw error;
+  }
+  if (routing.orgId !== null && isUuid(routing.orgId)) {
+    const rows = await em.execute<CandidateRow[]>(`${CANDIDATE_SELECT} where o.id = ?`, ['payments-c', routing.orgId]);
+    if (rows.length > 0) return rows.map(candidateOf);
+  }
+  if (routing.accountId !== null) {
+    const rows = await em.execute<CandidateRow[]>(
+      `${CANDIDATE_SELECT} where i.account_id = ? order by i.updated_at desc limit 10`,
+      ['payments-c', routing.accountId],
+    );
+    if (rows.length > 0) return rows.map(candidateOf);
+  }
+  throw new NotFoundError('organisation not found');
+}
+
+function isConfigured(secrets: IntegrationSecrets | null): secrets is IntegrationSecrets {
+  return Boolean(secrets?.secret || secrets?.privateKey);
+}
+
+/** Why a verified order cannot be recorded as it is (400), or null when it can. */
+function unreadable(order: NormalizedOrder): string | null {
+  if (order.externalOrderId.length > MAX_ORDER_ID_LENGTH) return 'order id is too long';
+  const texts = [order.externalOrderId, order.customer.email, order.customer.name, ...order.lines.map((l) => l.sku)];
+  for (const value of texts) {
+    if (value === null) continue;
+    if (value.length > MAX_TEXT_LENGTH) return 'a field of the order is too long';
+    // PostgreSQL text cannot hold NUL.
+    if (value.includes('\u0000')) return 'the order contains NUL characters';
+  }
+  for (const line of order.lines) {
+    if (line.amount !== null && line.amount.split('.')[0].length > MAX_AMOUNT_WHOLE_DIGITS) return 'a line amount is out of range';
+  }
+  return null;
+}
+
+/** The SKUs of all orders → their products in this organisation (case-insensitive after trim). */
+async function matchSkus(em: EntityManager, orgId: string, orders: NormalizedOrder[]): Promise<Map<string, MatchedProduct>> {
+  const skus = [...new Set(orders.flatMap((o) => o.lines).flatMap((l) => (l.sku === null ? [] : [normaliseSku(l.sku)])))];
+  const matches = new Map<string, MatchedProduct>();
+  if (skus.length === 0) return matches;
+  const rows = await em.find(
+    ProductSku,
+    { organisation: orgId, sku: { $in: skus } },
+    { populate: ['product', 'product.activeVersion'] },
+  );
+  for (const row of rows) {
+    matches.set(row.sku, {
+      productId: row.product.id,
+      status: row.product.status,
+      hasLiveVersion: row.product.activeVersion?.status === 'ready',
+    });
+  }
+  return matches;
+}
+
+interface PlannedStart {
+  entryIndex: number;
+  lineIndex: number;
+  input: FulfilmentInput & { externalOrderId: string };
+}
+
+interface Plan {
+  entries: NewEntry[];
+  starts: PlannedStart[];
+  /** Entries final at once as Error with nothing delivered: their alert goes out now. */
+  alerts: Array<{ entryIndex: number; request: Omit<OrderAlertRequest, 'deliveryId'> }>;
+}
+
+function planDeliveries(
+  deps: IntakeDeps,
+  org: Candidate,
+  platform: Platform,
+  orders: NormalizedOrder[],
+  matches: Map<string, MatchedProduct>,
+  now: Date,
+): Plan {
+  const plan: Plan = { entries: [], starts: [], alerts: [] };
+  orders.forEach((order, entryIndex) => {
+    const email = order.customer.email?.toLowerCase() ?? null;
+    const facts = {
+      paid: order.paid,
+      subscriptionExpired: subscriptionExpired(org.subscriptionExpiresOn, now),
+      hasCustomerEmail: email !== null && EMAIL_RE.test(email),
+    };
+    const currency = order.currency ?? NO_CURRENCY;
+    const entry: NewEntry = { platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };
+    order.lines.forEach((line, lineIndex) => {
+      const product = line.sku === null ? undefined : matches.get(normaliseSku(line.sku));
+      const decided = planLine(line.sku, product, facts);
+      if (decided.kind === 'final') {
+        entry.items.push({ sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null });
+        return;
+      }
+      const workflowId = fulfilmentWorkflowId(org.orgId, platform, order.externalOrderId, decided.productId);
+      entry.items.push({ sku: line.sku, productId: decided.productId, outcome: null, reason: null, workflowId });
+      if (!entry.workflowIds.includes(workflowId)) entry.workflowIds.push(workflowId);
+      plan.starts.push({
+        entryIndex,
+        lineIndex,
+        input: {
+          orgId: org.orgId,
+          source: platform,
+          externalOrderId: order.externalOrderId,
+          productId: decided.productId,
+          customer: { email: email!, name: order.customer.name ?? '' },
+          // Unknown line amounts are recorded as zero in the order's currency, never guessed.
+          amount: line.amount ?? fromMinorUnits(0, currency)!,
+          currency,
+          paymentMethod: platform,
+          test: order.test,
+          sendReceipt: true,
+          emailRetryWindowMs: deps.emailRetryWindowMs,
+        },
+      });
+    });
+    if (alertDue(entry.items.map((i) => i.outcome))) {
+      entry.workflowIds.push(alertWorkflowId(org.orgId, platform, order.externalOrderId));
+      plan.alerts.push({ entryIndex, request: { orgId: org.orgId, platform, externalOrderId: order.externalOrderId } });
+    }
+    plan.entries.push(entry);
+  });
+  return plan;
+}
+
+/**
+ * Handles one delivery end to end (up to starting its workflows) and returns the ids of the log
+ * entries it recorded: none for an ignored event or plugin-b's activation ping.
+ */
+export async function receiveDelivery(
+  deps: IntakeDeps,
+  log: IntakeLog,
+  target: IntakeTarget,
+  request: WebhookRequest,
+): Promise<string[]> {
+  const adapter = adapters[target.platform];
+  const em = deps.orm.em.fork();
+  const candidates = await candidatesFor(em, target, request);
+  if (adapter.isUnsignedPing?.(request)) return [];
+
+  const configured = candidates.filter((c) => isConfigured(c.secrets));
+  if (configured.length === 0) throw new UnauthorizedError(`the ${target.platform} integration is not configured`);
+  const now = deps.clock();
+  const org = configured.find((c) => adapter.verify(request, c.secrets!, now));
+  if (!org) throw new UnauthorizedError('invalid or missing signature');
+
+  let orders: NormalizedOrder[];
+  try {
+    const parsed = adapter.parse(request);
+    if (parsed.kind === 'ignored') return [];
+    orders = parsed.orders;
+  } catch (error) {
+    if (error instanceof WebhookParseError) throw new ValidationError(error.message);
+    throw error;
+  }
+  for (const order of orders) {
+    const problem = unreadable(order);
+    if (problem !== null) throw new ValidationError(problem);
+  }
+
+  const matches = await matchSkus(em, org.orgId, orders);
+  const plan = planDeliveries(deps, org, target.platform, orders, matches, now);
+  const recorded = await recordEntries(em, org.orgId, plan.entries, now);
+
+  const unstarted: string[] = [];
+  await Promise.all(plan.starts.map(async ({ entryIndex, lineIndex, input }) => {
+    const itemId = recorded[entryIndex].itemIds[lineIndex];
+    try {
+      await deps.fulfilment.fulfilLine({ ...input, deliveryItemId: itemId }, itemId);
+    } catch (error) {
+      log.warn({ err: error, itemId }, 'fulfilment could not be started');
+      unstarted.push(itemId);
+    }
+  }));
+
+  if (unstarted.length > 0) {
+    // Temporal is out of reach: log those lines as errors (final entries say so) and ask the
+    // platform to retry; its redelivery fulfils them, or alerts when that is still due.
+    await recordItemOutcomes(em, unstarted.map((itemId) => ({
+      itemId, outcome: 'error' as const, reason: LINE_REASONS.notStarted, purchaseId: null,
+    })));
+    throw new UnavailableError('fulfilment is unavailable, please retry');
+  }
+  try {
+    await Promise.all(plan.alerts.map(({ entryIndex, request: alert }) =>
+      deps.fulfilment.alert({ ...alert, deliveryId: recorded[entryIndex].deliveryId })));
+  } catch (error) {
+    log.warn({ err: error }, 'order alert could not be started');
+    throw new UnavailableError('fulfilment is unavailable, please retry');
+  }
+  return recorded.map((r) => r.deliveryId);
+}

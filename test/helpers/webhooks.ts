@@ -1,0 +1,216 @@
+/**
+ * Sending real, signed platform deliveries to a harness, and waiting for what they cause. Bodies
+ * are the shared samples' exact bytes (or byte-level edits of them); signatures come from
+ * signFor, which does its crypto independently of src/webhooks.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Integration, WebhookDelivery } from '../../src/db/entities';
+import type { Platform } from '../../src/domain/platforms';
+import type { IntegrationSecrets } from '../../src/webhooks/adapter';
+import type { Harness } from './harness';
+import { seedOrganisation, seedProduct, type SeededProduct } from './seed';
+import { signFor } from './webhook-signing';
+
+export const FIXTURES = path.resolve(__dirname, '../../../shared/fixtures/webhooks');
+
+const SAMPLE_FILES: Record<Platform, string> = {
+  'storefront-a': 'storefront-a.json',
+  'plugin-b': 'plugin-b.json',
+  'payments-c': 'payments-c.json',
+  'reseller-d': 'reseller-d.json',
+  'reseller-d-classic': 'reseller-d-classic.txt',
+  'cart-e': 'cart-e.txt',
+};
+
+/** The samples' order ids, as the README lists them. */
+export const SAMPLE_ORDER_IDS: Record<Platform, string> = {
+  'storefront-a': '5901000000001',
+  'plugin-b': '4801',
+  'payments-c': 'cs_live_a1ExampleCheckoutSession0001payC',
+  'reseller-d': 'nZ3xQ7rLTy2kP9vBcW4mHg',
+  'reseller-d-classic': 'ACME260102-3333-44444',
+  'cart-e': 'Xk9pQ2rT5vW8yZ1bC4dF6g==',
+};
+
+/** SKUs in each sample (cart-e sends one product per ping). */
+export const SAMPLE_SKUS: Record<Platform, string[]> = {
+  'storefront-a': ['ebook-pro', 'course-basic'],
+  'plugin-b': ['ebook-pro', 'course-basic'],
+  'payments-c': ['ebook-pro', 'course-basic'],
+  'reseller-d': ['ebook-pro', 'course-basic'],
+  'reseller-d-classic': ['ebook-pro', 'course-basic'],
+  'cart-e': ['ebook-pro'],
+};
+
+/** The README's secrets for its test vectors. */
+export const SECRETS: Record<Platform, IntegrationSecrets> = {
+  'storefront-a': { secret: 'test-secret-storefront-a' },
+  'plugin-b': { secret: 'test-secret-plugin-b' },
+  'payments-c': { secret: 'whsec_test_secret_payments_c' },
+  'reseller-d': { secret: 'test-secret-reseller-d' },
+  'reseller-d-classic': { privateKey: 'test-private-key-reseller-d-classic' },
+  'cart-e': { secret: 'test-secret-cart-e' },
+};
+
+export const FORM_PLATFORMS: readonly Platform[] = ['reseller-d-classic', 'cart-e'];
+
+export function sample(platform: Platform): Buffer {
+  return readFileSync(path.join(FIXTURES, SAMPLE_FILES[platform]));
+}
+
+/** A byte-level edit of a sample (no re-serialisation): `replace` must match. */
+export function edit(body: Buffer, search: string | RegExp, replacement: string): Buffer {
+  const text = body.toString('utf8');
+  const found = typeof search === 'string' ? text.includes(search) : new RegExp(search.source, search.flags.replace('g', '')).test(text);
+  if (!found) throw new Error(`edit: ${String(search)} not found`);
+  return Buffer.from(text.replace(search, replacement), 'utf8');
+}
+
+/** payments-c names its organisation in the session's metadata (our convention). */
+export function withPaymentsCOrg(body: Buffer, orgId: string): Buffer {
+  return edit(body, /"metadata": \{\n(\s+)"order_ref"/, `"metadata": {\n$1"org_id": "${orgId}",\n$1"order_ref"`);
+}
+
+/** The sample of a platform as it would be sent for `orgId`, with its order id replaced if asked. */
+export function orderBody(platform: Platform, orgId: string, orderId?: string): Buffer {
+  let body = sample(platform);
+  if (platform === 'payments-c') body = withPaymentsCOrg(body, orgId);
+  if (orderId !== undefined) body = withOrderId(platform, body, orderId);
+  return body;
+}
+
+/** Replaces the sample's order id (every occurrence, so that related references stay consistent). */
+export function withOrderId(platform: Platform, body: Buffer, orderId: string): Buffer {
+  const original = SAMPLE_ORDER_IDS[platform];
+  if (FORM_PLATFORMS.includes(platform)) {
+    return edit(body, new RegExp(encodeURIComponent(original).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g'), encodeURIComponent(orderId));
+  }
+  if (platform === 'storefront-a' || platform === 'plugin-b') {
+    // A JSON number: the top-level "id" is the first key of the object.
+    return edit(body, new RegExp(`^\\{\\n  "id": ${original},`), `{\n  "id": ${orderId},`);
+  }
+  return edit(body, new RegExp(original, 'g'), orderId);
+}
+
+/** The sample with the customer's email replaced. */
+export function withEmail(platform: Platform, body: Buffer, email: string): Buffer {
+  return FORM_PLATFORMS.includes(platform)
+    ? edit(body, /buyer%40example\.com/g, encodeURIComponent(email))
+    : edit(body, /buyer@example\.com/g, email);
+}
+
+export function webhookPath(platform: Platform, orgId: string): string {
+  return platform === 'payments-c' ? '/webhooks/payments-c' : `/webhooks/${orgId}/${platform}`;
+}
+
+export function contentTypeOf(platform: Platform): string {
+  return FORM_PLATFORMS.includes(platform) ? 'application/x-www-form-urlencoded' : 'application/json';
+}
+
+export interface SendOptions {
+  secrets?: IntegrationSecrets;
+  /** Replace (or with undefined values, drop) the signed headers. */
+  headers?: Record<string, string | undefined>;
+  query?: Record<string, string>;
+  contentType?: string;
+  nowSeconds?: number;
+  /** Send without any signature. */
+  unsigned?: boolean;
+}
+
+export interface SentDelivery {
+  status: number;
+  body: { received?: boolean; deliveryIds?: string[]; error?: string };
+}
+
+/** A listening app's base URL (real HTTP), or the app itself (inject). */
+export type Receiver = string | FastifyInstance;
+
+async function post(receiver: Receiver, url: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string }> {
+  if (typeof receiver !== 'string') {
+    const res = await receiver.inject({ method: 'POST', url, headers, payload: body });
+    return { status: res.statusCode, text: res.body };
+  }
+  const res = await fetch(`${receiver}${url}`, { method: 'POST', headers, body: new Uint8Array(body) });
+  return { status: res.status, text: await res.text() };
+}
+
+/** POSTs a delivery, signed as the platform would sign it. */
+export async function send(receiver: Receiver, platform: Platform, orgId: string, body: Buffer, options: SendOptions = {}): Promise<SentDelivery> {
+  const signed = options.unsigned
+    ? { headers: {}, query: {} }
+    : signFor(platform, body, options.secrets ?? SECRETS[platform], options.nowSeconds);
+  const headers: Record<string, string> = { 'content-type': options.contentType ?? contentTypeOf(platform) };
+  for (const [name, value] of Object.entries({ ...signed.headers, ...options.headers })) {
+    if (value !== undefined) headers[name] = value;
+  }
+  const query = new URLSearchParams({ ...signed.query, ...options.query }).toString();
+  const res = await post(receiver, `${webhookPath(platform, orgId)}${query ? `?${query}` : ''}`, headers, body);
+  let parsed: SentDelivery['body'] = {};
+  try {
+    parsed = JSON.parse(res.text) as SentDelivery['body'];
+  } catch {
+    parsed = { error: res.text };
+  }
+  return { status: res.status, body: parsed };
+}
+
+export async function configureIntegration(h: Harness, orgId: string, platform: Platform, secrets: IntegrationSecrets = SECRETS[platform]) {
+  const em = h.orm.em.fork();
+  em.create(Integration, { organisation: orgId, platform, secret: secrets.secret ?? null, privateKey: secrets.privateKey ?? null, accountId: secrets.accountId ?? null });
+  await em.flush();
+}
+
+export interface WebhookOrg {
+  orgId: string;
+  userId: string;
+  apiKey: string;
+  ebook: SeededProduct;
+  course: SeededProduct;
+}
+
+/** An organisation with every integration configured and the samples' two products live. */
+export async function seedWebhookOrg(
+  h: Harness,
+  options: { subscriptionExpires?: string; platforms?: Platform[]; name?: string } = {},
+): Promise<WebhookOrg & { name: string }> {
+  const name = options.name ?? `Webhook org ${Math.random().toString(36).slice(2, 10)}`;
+  const org = await seedOrganisation(h, { subscriptionExpires: options.subscriptionExpires, name });
+  for (const platform of options.platforms ?? (Object.keys(SECRETS) as Platform[])) {
+    await configureIntegration(h, org.orgId, platform);
+  }
+  const ebook = await seedProduct(h, org.orgId, { slug: 'ebook-pro', name: 'Ebook Pro' });
+  const course = await seedProduct(h, org.orgId, { slug: 'course-basic', name: 'Course Basic' });
+  return { ...org, name, ebook, course };
+}
+
+async function sleep(ms: number) {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The entry with its items, once it is no longer Pending. */
+export async function finalEntry(h: Harness, deliveryId: string, timeoutMs = 30_000): Promise<WebhookDelivery> {
+  return eventually(async () => {
+    const entry = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
+    return entry.status === 'Pending' ? undefined : entry;
+  }, timeoutMs, `entry ${deliveryId} to be final`);
+}
+
+/** Every workflow run of the entry, awaited to completion (so nothing of it is still in flight). */
+export async function settled(h: Harness, deliveryId: string): Promise<void> {
+  const entry = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId);
+  await Promise.all(entry.workflowIds.map((id) => h.temporal.workflow.getHandle(id).result().catch(() => undefined)));
+}

@@ -1,0 +1,89 @@
+/**
+ * Fulfilment behind the front door: the delivery is acknowledged and logged Pending before any
+ * fulfilment work, and concurrent duplicate deliveries join one run (decisions §5).
+ */
+import { readFile } from 'node:fs/promises';
+import { Customer, Purchase, WebhookDelivery } from '../../src/db/entities';
+import type { Platform } from '../../src/domain/platforms';
+import { createWorker } from '../../src/temporal/worker';
+import { startHarness, type Harness } from '../helpers/harness';
+import { finalEntry, orderBody, SAMPLE_SKUS, seedWebhookOrg, send, settled } from '../helpers/webhooks';
+
+describe('without a worker', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ worker: false });
+  });
+  afterAll(() => h?.close());
+
+  test('a delivery is answered and logged Pending before any fulfilment; a worker then finishes it', async () => {
+    const org = await seedWebhookOrg(h);
+    const res = await send(h.app, 'reseller-d', org.orgId, orderBody('reseller-d', org.orgId));
+    expect(res.status).toBe(200);
+    const em = h.orm.em.fork();
+    const entry = await em.findOneOrFail(WebhookDelivery, res.body.deliveryIds![0], { populate: ['items'] });
+    expect(entry.status).toBe('Pending');
+    expect(entry.completedAt).toBeNull();
+    expect(entry.items.getItems().map((i) => i.outcome)).toEqual([null, null]);
+    expect(await em.count(Purchase, { organisation: org.orgId })).toBe(0);
+    expect(await em.count(Customer, { organisation: org.orgId })).toBe(0);
+
+    const { worker, connection } = await createWorker({
+      deps: { orm: h.orm, mailer: h.mailer, config: h.config },
+      address: process.env.TEST_TEMPORAL_ADDRESS!,
+      namespace: h.config.temporal.namespace,
+      taskQueue: h.config.temporal.taskQueue,
+      workflowBundle: { code: await readFile(process.env.TEST_WORKFLOW_BUNDLE!, 'utf8') },
+      shutdownGraceTime: '1s',
+    });
+    const running = worker.run();
+    try {
+      const done = await finalEntry(h, entry.id);
+      expect(done.status).toBe('Success');
+      expect(done.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled', 'fulfilled']);
+      await settled(h, entry.id);
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
+  });
+});
+
+describe('concurrent duplicates', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h?.close());
+
+  test.each([['cart-e'], ['storefront-a']] as Array<[Platform]>)(
+    '%s: 5 identical deliveries at once → one purchase and one receipt per product, 5 final entries',
+    async (platform) => {
+      const org = await seedWebhookOrg(h);
+      const body = orderBody(platform, org.orgId);
+      const responses = await Promise.all(Array.from({ length: 5 }, () => send(h.app, platform, org.orgId, body)));
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      const entries = await Promise.all(responses.map((r) => finalEntry(h, r.body.deliveryIds![0])));
+      expect(entries.map((e) => e.status)).toEqual(['Success', 'Success', 'Success', 'Success', 'Success']);
+
+      const skus = SAMPLE_SKUS[platform];
+      for (let line = 0; line < skus.length; line += 1) {
+        const outcomes = entries.map((e) => e.items.getItems()[line].outcome).sort();
+        expect(outcomes).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate', 'fulfilled']);
+      }
+      await Promise.all(entries.map((e) => settled(h, e.id)));
+
+      const purchases = await h.orm.em.fork().find(Purchase, { organisation: org.orgId });
+      expect(purchases).toHaveLength(skus.length);
+      expect(await h.orm.em.fork().count(Customer, { organisation: org.orgId })).toBe(1);
+      // Every item points at the one purchase of its product.
+      for (const entry of entries) {
+        for (const item of entry.items.getItems()) {
+          expect(purchases.map((p) => p.id)).toContain(item.purchase?.id);
+        }
+      }
+      expect(h.mailbox.messages().filter((m) => m.text.includes(org.name))).toHaveLength(skus.length);
+    },
+  );
+});

@@ -1,0 +1,116 @@
+/**
+ * No body of any shape produces a 5xx at any webhook endpoint: random bytes, mangled samples,
+ * random JSON and forms, odd content types and headers; and (so that the parsers and the
+ * recording are reached too) mangled samples carrying a valid signature. Seeded and bounded, so a
+ * failure names the case that reproduces it.
+ */
+import { randomUUID } from 'node:crypto';
+import { PLATFORMS, type Platform } from '../../src/domain/platforms';
+import { startHarness, type Harness } from '../helpers/harness';
+import { signFor } from '../helpers/webhook-signing';
+import { orderBody, SECRETS, seedWebhookOrg, webhookPath, type WebhookOrg } from '../helpers/webhooks';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
+const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 600);
+
+/** mulberry32: a small deterministic PRNG. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
+  const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
+  return { next, int, pick, bytes };
+}
+type Rng = ReturnType<typeof prng>;
+
+const CONTENT_TYPES = [
+  undefined, 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream',
+  'multipart/form-data; boundary=xyz', 'application/json; charset=latin1', 'a/b;;=', '*/*', 'application/xml', '',
+];
+
+const STRANGE_VALUES = [
+  null, true, 0, -1, 1e308, 2 ** 64, '9'.repeat(40), '', ' ', '\u0000', '\ud800', '💥', 'a'.repeat(5000), [], {}, [[]], { a: {} },
+];
+
+function randomJson(rng: Rng, depth = 0): unknown {
+  if (depth > 3 || rng.next() < 0.3) return rng.pick(STRANGE_VALUES);
+  if (rng.next() < 0.5) return Array.from({ length: rng.int(4) }, () => randomJson(rng, depth + 1));
+  const keys = ['id', 'line_items', 'sku', 'events', 'data', 'object', 'metadata', 'org_id', 'type', 'items', 'email', 'currency', 'status', 'financial_status'];
+  return Object.fromEntries(Array.from({ length: rng.int(6) }, () => [rng.pick(keys), randomJson(rng, depth + 1)]));
+}
+
+function randomForm(rng: Rng): string {
+  const keys = ['reference', 'sale_id', 'item_1_product', 'item_999999_product', 'item_1_quantity', 'email', 'price', 'currency', 'permalink', 'test', 'resource_name', 'webhook_id', 'security_data', 'security_hash'];
+  const form = new URLSearchParams();
+  for (let i = rng.int(8); i > 0; i -= 1) form.append(rng.pick(keys), String(rng.pick(STRANGE_VALUES)));
+  return form.toString();
+}
+
+/** A sample with a few bytes changed, cut short, or with a value swapped for a strange one. */
+function mangle(rng: Rng, body: Buffer): Buffer {
+  const choice = rng.int(4);
+  if (choice === 0) return body.subarray(0, rng.int(body.length));
+  if (choice === 1) {
+    const copy = Buffer.from(body);
+    for (let i = 0; i < 1 + rng.int(5); i += 1) copy[rng.int(copy.length)] = rng.int(256);
+    return copy;
+  }
+  if (choice === 2) {
+    const text = body.toString('utf8');
+    const values = ['null', '""', '"\\u0000"', '[]', '{}', '-1', '1e999', '"💥"', `"${'9'.repeat(300)}"`, '12345678901234567890'];
+    return Buffer.from(text.replace(/: ("[^"]*"|\d+|true|false|null)/, () => `: ${rng.pick(values)}`));
+  }
+  return Buffer.concat([body, rng.bytes(rng.int(32))]);
+}
+
+describe('webhook fuzz', () => {
+  let h: Harness;
+  let org: WebhookOrg;
+  beforeAll(async () => {
+    h = await startHarness();
+    org = await seedWebhookOrg(h);
+  });
+  afterAll(() => h?.close());
+
+  test(`${ROUNDS} random deliveries (seed ${SEED}) never get a 5xx`, async () => {
+    const rng = prng(SEED);
+    const failures: string[] = [];
+    const statuses = new Map<number, number>();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const platform: Platform = rng.pick(PLATFORMS);
+      const orgId = rng.pick([org.orgId, org.orgId, org.orgId, randomUUID(), 'not-a-uuid', '%00', '..']);
+      const kind = rng.int(5);
+      let body: Buffer;
+      if (kind === 0) body = rng.bytes(rng.int(200));
+      else if (kind === 1) body = Buffer.from(JSON.stringify(randomJson(rng)) ?? '');
+      else if (kind === 2) body = Buffer.from(randomForm(rng));
+      else body = mangle(rng, orderBody(platform, org.orgId));
+
+      // Half of the mangled samples carry a valid signature, so that they reach the parser.
+      const signed = kind >= 3 && rng.next() < 0.5 ? signFor(platform, body, SECRETS[platform]) : { headers: {}, query: {} };
+      const headers: Record<string, string> = { ...signed.headers };
+      const contentType = rng.pick(CONTENT_TYPES);
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      if (rng.next() < 0.2) headers[rng.pick(['x-storefronta-hmac-sha256', 'paymentsc-signature', 'x-security-hash', 'x-rd-signature'])] = rng.pick(['', 't=1,v1=', 'AAAA', 't=abc', '\u00ff']);
+      const query = new URLSearchParams(signed.query);
+      if (rng.next() < 0.1) query.append('secret', rng.pick(['', 'x', 'test-secret-cart-e']));
+
+      const path = platform === 'payments-c' ? webhookPath(platform, orgId) : `/webhooks/${encodeURIComponent(orgId)}/${platform}`;
+      const res = await h.app.inject({ method: 'POST', url: `${path}${query.size ? `?${query}` : ''}`, headers, payload: body });
+      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      if (res.statusCode >= 500) {
+        failures.push(`round ${round}: ${platform} ${contentType} ${res.statusCode} ${res.body} body=${JSON.stringify(body.toString('latin1').slice(0, 200))}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // The fuzz reached every kind of answer, including accepted deliveries.
+    expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining([200, 400, 401, 404]));
+  });
+});

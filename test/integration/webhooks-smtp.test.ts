@@ -1,0 +1,108 @@
+/**
+ * Receipts the mail server refuses (decisions §5): a permanent 5xx fails the item at once, a
+ * temporary 4xx is retried for EMAIL_RETRY_WINDOW; a receipt that was never sent is re-sent by the
+ * next delivery of the order, creating nothing else.
+ */
+import { Customer, Purchase, SentEmail } from '../../src/db/entities';
+import { startHarness, type Harness } from '../helpers/harness';
+import {
+  eventually,
+  finalEntry,
+  orderBody,
+  seedWebhookOrg,
+  send,
+  settled,
+  withEmail,
+  withOrderId,
+  type WebhookOrg,
+} from '../helpers/webhooks';
+
+const cartE = (org: WebhookOrg, email: string, saleId: string) =>
+  withOrderId('cart-e', withEmail('cart-e', orderBody('cart-e', org.orgId), email), saleId);
+
+describe('with the default retry window', () => {
+  let h: Harness;
+  let org: WebhookOrg & { name: string };
+  beforeAll(async () => {
+    h = await startHarness({ mailbox: { reject: { match: (a) => a === 'x@example.com', code: 550 } } });
+    org = await seedWebhookOrg(h);
+  });
+  afterAll(() => h?.close());
+
+  test('a 550 fails the receipt at once (item error, entry Error, alert); a redelivery re-sends it and creates nothing else', async () => {
+    const body = cartE(org, 'x@example.com', 'sale-550');
+    const first = await send(h.app, 'cart-e', org.orgId, body);
+    expect(first.status).toBe(200);
+    const failed = await finalEntry(h, first.body.deliveryIds![0]);
+    expect(failed.status).toBe('Error');
+    const [item] = failed.items.getItems();
+    expect(item.outcome).toBe('error');
+    expect(item.reason).toMatch(/^receipt email failed: .*550/);
+    expect(h.mailbox.rejections().filter((r) => r.address === 'x@example.com')).toHaveLength(1);
+    const alert = await h.mailbox.waitFor((m) => m.subject === 'Order sale-550 from cart-e could not be fulfilled', 20_000);
+    expect(alert.text).toContain('SKU ebook-pro: receipt email failed');
+    await settled(h, failed.id);
+
+    const em = h.orm.em.fork();
+    const purchase = await em.findOneOrFail(Purchase, { organisation: org.orgId, externalOrderId: 'sale-550' });
+    expect(purchase.receiptStatus).toBe('failed');
+    expect(item.purchase?.id).toBe(purchase.id);
+
+    h.mailbox.setReject(undefined);
+    const again = await send(h.app, 'cart-e', org.orgId, body);
+    const resent = await finalEntry(h, again.body.deliveryIds![0]);
+    expect(resent.status).toBe('Success');
+    expect(resent.items.getItems().map((i) => [i.outcome, i.purchase?.id])).toEqual([['fulfilled', purchase.id]]);
+    const receipt = await h.mailbox.waitFor((m) => m.to.includes('x@example.com'), 20_000);
+    expect(receipt.text).toMatch(/http:\/\/delivery\.test\/d\//);
+    await settled(h, resent.id);
+
+    const after = h.orm.em.fork();
+    expect(await after.count(Purchase, { organisation: org.orgId, externalOrderId: 'sale-550' })).toBe(1);
+    expect(await after.count(Customer, { organisation: org.orgId, email: 'x@example.com' })).toBe(1);
+    expect((await after.findOneOrFail(Purchase, purchase.id)).receiptStatus).toBe('sent');
+    // The alert went out once; the successful redelivery owes none.
+    expect(h.mailbox.messages().filter((m) => m.subject.includes('sale-550'))).toHaveLength(1);
+
+    // A third delivery now finds the receipt sent: a duplicate, no further email.
+    const third = await send(h.app, 'cart-e', org.orgId, body);
+    expect((await finalEntry(h, third.body.deliveryIds![0])).items.getItems().map((i) => i.outcome)).toEqual(['duplicate']);
+    await settled(h, third.body.deliveryIds![0]);
+    expect(h.mailbox.messages().filter((m) => m.to.includes('x@example.com'))).toHaveLength(1);
+  });
+
+  test('a 451 that clears within the window is retried and the receipt is delivered', async () => {
+    h.mailbox.setReject({ match: (a) => a === 'z@example.com', code: 451 });
+    const res = await send(h.app, 'cart-e', org.orgId, cartE(org, 'z@example.com', 'sale-451-clears'));
+    await eventually(async () => (h.mailbox.rejections().some((r) => r.address === 'z@example.com') ? true : undefined), 20_000, 'a 451');
+    h.mailbox.setReject(undefined);
+    const entry = await finalEntry(h, res.body.deliveryIds![0]);
+    expect(entry.status).toBe('Success');
+    expect(entry.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+    await h.mailbox.waitFor((m) => m.to.includes('z@example.com'), 20_000);
+    const sends = (await h.orm.em.fork().find(SentEmail, { kind: 'receipt' })).filter((s) => s.recipients.includes('z@example.com'));
+    expect(sends.map((s) => s.status)).toEqual(['sent']);
+  });
+});
+
+describe('with EMAIL_RETRY_WINDOW=5s', () => {
+  let h: Harness;
+  let org: WebhookOrg;
+  beforeAll(async () => {
+    h = await startHarness({ env: { EMAIL_RETRY_WINDOW: '5s' }, mailbox: { reject: { match: (a) => a === 'y@example.com', code: 451 } } });
+    org = await seedWebhookOrg(h);
+  });
+  afterAll(() => h?.close());
+
+  test('a 451 that lasts past the window is retried, then fails the receipt', async () => {
+    const res = await send(h.app, 'cart-e', org.orgId, cartE(org, 'y@example.com', 'sale-451'));
+    const entry = await finalEntry(h, res.body.deliveryIds![0], 40_000);
+    expect(entry.status).toBe('Error');
+    expect(entry.items.getItems().map((i) => i.outcome)).toEqual(['error']);
+    expect(entry.items[0].reason).toBe('receipt email could not be sent within the retry window');
+    expect(h.mailbox.rejections().filter((r) => r.address === 'y@example.com').length).toBeGreaterThanOrEqual(2);
+    const purchase = await h.orm.em.fork().findOneOrFail(Purchase, { organisation: org.orgId, externalOrderId: 'sale-451' });
+    expect(purchase.receiptStatus).toBe('failed');
+    await h.mailbox.waitFor((m) => m.subject === 'Order sale-451 from cart-e could not be fulfilled', 20_000);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Determinism guard: recorded histories of real runs (test/fixtures/histories) are replayed
+ * against the workflow code as it is now. Renaming an activity, reordering calls or changing
+ * what a workflow awaits makes this fail before it breaks runs in flight in production.
+ *
+ * To record (after a deliberate, versioned change): RECORD_HISTORIES=1 npx jest test/integration/workflow-replay.test.ts
+ */
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { WebhookDelivery } from '../../src/db/entities';
+import { startHarness, type Harness } from '../helpers/harness';
+import {
+  edit,
+  finalEntry,
+  orderBody,
+  seedWebhookOrg,
+  send,
+  settled,
+  withEmail,
+  withOrderId,
+  type WebhookOrg,
+} from '../helpers/webhooks';
+
+const HISTORIES = path.resolve(__dirname, '../fixtures/histories');
+const recording = process.env.RECORD_HISTORIES === '1';
+
+/** Runs the scenarios whose histories are kept, and writes each run's history. */
+async function record(): Promise<void> {
+  const h: Harness = await startHarness({ mailbox: { reject: { match: (a) => a === 'refused@example.com', code: 550 } } });
+  try {
+    const org: WebhookOrg = await seedWebhookOrg(h);
+    const histories: Record<string, string> = {};
+    const keep = async (name: string, workflowId: string) => {
+      const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
+      // protobufjs' own JSON form (enum names, longs as strings), read back by History.fromObject.
+      histories[name] = JSON.stringify(history);
+    };
+    const deliver = async (body: Buffer, platform: 'cart-e' | 'storefront-a' = 'cart-e') => {
+      const res = await send(h.app, platform, org.orgId, body);
+      const entry = await finalEntry(h, res.body.deliveryIds![0]);
+      await settled(h, entry.id);
+      return entry;
+    };
+    const cartE = (saleId: string, email = 'buyer@example.com') =>
+      withOrderId('cart-e', withEmail('cart-e', orderBody('cart-e', org.orgId), email), saleId);
+
+    const fulfilled = await deliver(cartE('replay-fulfilled'));
+    await keep('fulfilment-fulfilled', fulfilled.workflowIds[0]);
+
+    const joined = await Promise.all([1, 2, 3].map(() => send(h.app, 'cart-e', org.orgId, cartE('replay-joined'))));
+    const joinedEntries = await Promise.all(joined.map((r) => finalEntry(h, r.body.deliveryIds![0])));
+    await Promise.all(joinedEntries.map((e) => settled(h, e.id)));
+    await keep('fulfilment-joined-duplicates', joinedEntries[0].workflowIds[0]);
+
+    const refused = await deliver(cartE('replay-refused', 'refused@example.com'));
+    await keep('fulfilment-receipt-refused-alert', refused.workflowIds[0]);
+    h.mailbox.setReject(undefined);
+    const resent = await deliver(cartE('replay-refused', 'refused@example.com'));
+    await keep('fulfilment-receipt-resent', resent.workflowIds[0]);
+    const duplicate = await deliver(cartE('replay-refused', 'refused@example.com'));
+    await keep('fulfilment-duplicate', duplicate.workflowIds[0]);
+
+    const unmatched = edit(edit(withOrderId('storefront-a', orderBody('storefront-a', org.orgId), '424242'), '"sku": "ebook-pro"', '"sku": "nope-1"'), '"sku": "course-basic"', '"sku": "nope-2"');
+    const alerted = await h.orm.em.fork().findOneOrFail(WebhookDelivery, (await send(h.app, 'storefront-a', org.orgId, unmatched)).body.deliveryIds![0]);
+    await settled(h, alerted.id);
+    await keep('order-alert', alerted.workflowIds[0]);
+
+    const sale = await h.app.inject({
+      method: 'POST',
+      url: '/api/purchases',
+      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        customerId: 'new', 'newCustomer.email': 'api-buyer@example.com', productId: org.ebook.productId,
+        amount: '10', currency: 'EUR', sendEmail: 'true',
+      }).toString(),
+    });
+    if (sale.statusCode !== 201) throw new Error(`sale failed: ${sale.statusCode} ${sale.body}`);
+    const runs = [];
+    for await (const run of h.temporal.workflow.list({ query: `OrgId = "${org.orgId}" AND Platform = "api"` })) runs.push(run.workflowId);
+    await h.temporal.workflow.getHandle(runs[0]).result();
+    await keep('fulfilment-api-sale', runs[0]);
+
+    await mkdir(HISTORIES, { recursive: true });
+    for (const [name, json] of Object.entries(histories)) {
+      await writeFile(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(JSON.parse(json), null, 1)}\n`);
+    }
+  } finally {
+    await h.close();
+  }
+}
+
+test('recorded workflow histories replay without nondeterminism', async () => {
+  if (recording) await record();
+  const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
+  expect(files.length).toBeGreaterThanOrEqual(6);
+  const histories = await Promise.all(files.map(async (file) => ({
+    workflowId: path.basename(file, '.json'),
+    history: temporal.api.history.v1.History.fromObject(JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8'))),
+  })));
+
+  const results: Array<{ workflowId: string; error?: string }> = [];
+  const replays = Worker.runReplayHistories(
+    { workflowBundle: { code: await readFile(process.env.TEST_WORKFLOW_BUNDLE!, 'utf8') } },
+    histories,
+  );
+  for await (const result of replays) {
+    results.push({ workflowId: result.workflowId, ...(result.error ? { error: String(result.error) } : {}) });
+  }
+  results.sort((a, b) => a.workflowId.localeCompare(b.workflowId));
+  expect(results).toEqual(histories.map((h) => ({ workflowId: h.workflowId })));
+});
