@@ -55,10 +55,12 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
         { populate: ['product', 'version'], orderBy: { createdAt: 'asc', id: 'asc' } },
       );
       if (purchases.length === 0) return;
-      await sendOnce(`links:${requestId}:${group.orgId}`, 'links', group.orgId, [customer.email], async (tx) => {
+      await sendOnce(`links:${requestId}:${group.orgId}`, 'links', group.orgId, [customer.email], async () => {
+        // Committed before the message leaves (not in the send's transaction): a link in an
+        // email must already work. A retried send mints new ones; unused links just expire.
         const links = [];
         for (const purchase of purchases) {
-          const link = await issueDownloadLink(tx, purchase.id, config.siteUrl);
+          const link = await issueDownloadLink(orm.em.fork(), purchase.id, config.siteUrl);
           links.push({
             productName: purchase.product.name,
             versionLabel: purchase.version?.version ?? null,
