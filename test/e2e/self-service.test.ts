@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { DevMail } from '../../src/dev/dev-mailbox';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -56,8 +58,8 @@ function visibleText(page: string): string {
   return page.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-/** Waits until every freshLinks run started on this harness's task queue so far has completed. */
-async function freshLinkRunsSettled(expectedRuns: number): Promise<void> {
+/** Waits until every freshLinks run started on this harness's task queue so far has completed; their ids. */
+async function freshLinkRunsSettled(expectedRuns: number): Promise<string[]> {
   const query = `WorkflowType = 'freshLinks' AND TaskQueue = '${h.config.temporal.taskQueue}'`;
   const ids = await eventually(async () => {
     const found: string[] = [];
@@ -65,6 +67,22 @@ async function freshLinkRunsSettled(expectedRuns: number): Promise<void> {
     return found.length >= expectedRuns ? found : undefined;
   }, 20_000);
   await Promise.all(ids.map((id) => h.temporal.workflow.getHandle(id).result()));
+  return ids;
+}
+
+/**
+ * RECORD_HISTORIES=1 (the convention of test/integration/workflow-replay.test.ts, which replays
+ * every history in test/fixtures/histories): keeps the histories of these runs, named by outcome.
+ */
+async function recordHistories(ids: string[]): Promise<void> {
+  if (process.env.RECORD_HISTORIES !== '1') return;
+  const dir = path.resolve(__dirname, '../fixtures/histories');
+  for (const id of ids) {
+    const handle = h.temporal.workflow.getHandle(id);
+    const { emails } = (await handle.result()) as { emails: number };
+    const name = emails === 0 ? 'fresh-links-no-purchases' : `fresh-links-${emails}-emails`;
+    await writeFile(path.join(dir, `${name}.json`), `${JSON.stringify(JSON.parse(JSON.stringify(await handle.fetchHistory())), null, 1)}\n`);
+  }
 }
 
 const mailsTo = (address: string): DevMail[] => h.mailbox.messages().filter((m) => m.to.includes(address));
@@ -95,7 +113,7 @@ describe('/my', () => {
     expect(knownPage).toBe(unknownPage);
     expect(visibleText(knownPage)).toContain('Check your email');
 
-    await freshLinkRunsSettled(2);
+    await recordHistories(await freshLinkRunsSettled(2));
     const mails = mailsTo(email);
     expect(mails).toHaveLength(2);
     const fromAcme = mails.find((m) => m.subject.includes('Acme Books'))!;
