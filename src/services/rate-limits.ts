@@ -18,16 +18,16 @@ export async function hitRateLimit(
   windowMs: number,
   now: Date,
 ): Promise<RateLimitVerdict> {
-  const rows = await em.execute<Array<{ count: number; reset_at: Date }>>(
+  const rows = await em.execute<Array<{ count: number; reset_ms: string }>>(
     `insert into rate_limit_counter (key, count, reset_at) values (?, 1, ?)
      on conflict (key) do update set
        count = case when rate_limit_counter.reset_at <= ? then 1 else rate_limit_counter.count + 1 end,
        reset_at = case when rate_limit_counter.reset_at <= ? then excluded.reset_at else rate_limit_counter.reset_at end
-     returning count, reset_at`,
+     returning count, (extract(epoch from reset_at) * 1000)::bigint as reset_ms`,
     [key, new Date(now.getTime() + windowMs), now, now],
   );
-  const { count, reset_at: resetAt } = rows[0];
-  return { allowed: count <= limit, count, resetAt: new Date(resetAt) };
+  const { count, reset_ms: resetMs } = rows[0];
+  return { allowed: count <= limit, count, resetAt: new Date(Number(resetMs)) };
 }
 
 /** Forgets a key's hits (e.g. an account's failed sign-ins once it signs in). */

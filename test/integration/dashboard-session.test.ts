@@ -1,13 +1,16 @@
 import { startHarness, type Harness } from '../helpers/harness';
-import { seedOrganisation, seedUser } from '../helpers/seed';
+import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
 import { cookieHeader, cookiesOf, postSignin, signIn, signinForm } from '../helpers/dashboard';
+import { SESSION_TTL_MS } from '../../src/http/plugins/session';
 
 let h: Harness;
 let org: { orgId: string; userId: string; apiKey: string };
 let ownerEmail: string;
+/** The harness's clock: moved forward to expire sessions. */
+let offsetMs = 0;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ clock: () => new Date(Date.now() + offsetMs) });
   org = await seedOrganisation(h);
   const rows = await h.orm.em.fork().execute<Array<{ email: string }>>('select email from app_user where id = ?', [org.userId]);
   ownerEmail = rows[0].email;
@@ -131,5 +134,125 @@ describe('CSRF on session-authenticated API calls', () => {
     const b = await signIn(h.app, ownerEmail);
     expect(a.csrf).not.toBe(b.csrf);
     expect((await post({ cookie: a.cookie, 'x-csrf-token': b.csrf })).statusCode).toBe(403);
+  });
+});
+
+describe('roles are enforced on the server', () => {
+  let member: { email: string };
+  let admin: { email: string };
+  beforeAll(async () => {
+    member = await seedUser(h, org.orgId, 'member');
+    admin = await seedUser(h, org.orgId, 'admin');
+  });
+
+  const get = (cookie: string, url: string) => h.app.inject({ method: 'GET', url, headers: { cookie } });
+
+  test('a member gets 403 pages for organisation settings and reports, and no link to them', async () => {
+    const { cookie } = await signIn(h.app, member.email);
+    for (const url of ['/settings/integrations', '/settings/team', '/reports']) {
+      const res = await get(cookie, url);
+      expect({ url, status: res.statusCode }).toEqual({ url, status: 403 });
+      expect(res.headers['content-type']).toMatch(/text\/html/);
+      expect(res.body).toContain('only owners and admins');
+    }
+    const settings = await get(cookie, '/settings/api-key');
+    expect(settings.statusCode).toBe(200);
+    expect(settings.body).not.toContain('href="/settings/team"');
+    expect(settings.body).not.toContain('href="/reports"');
+    for (const url of ['/', '/products', '/purchases', '/customers', '/webhooks-log', '/settings/password']) {
+      expect({ url, status: (await get(cookie, url)).statusCode }).toEqual({ url, status: 200 });
+    }
+  });
+
+  test('a member cannot add people or set roles, even with a valid CSRF token', async () => {
+    const { cookie, csrf } = await signIn(h.app, member.email);
+    const res = await h.app.inject({
+      method: 'POST', url: '/settings/team',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: csrf, email: 'sneaky@example.com', role: 'owner', password: 'long enough pw' }).toString(),
+    });
+    expect(res.statusCode).toBe(403);
+    const rows = await h.orm.em.fork().execute('select 1 from app_user where email = ?', ['sneaky@example.com']);
+    expect(rows).toHaveLength(0);
+  });
+
+  test('an admin sees the organisation settings, and cannot make owners', async () => {
+    const { cookie, csrf } = await signIn(h.app, admin.email);
+    for (const url of ['/settings/integrations', '/settings/team', '/reports']) {
+      expect({ url, status: (await get(cookie, url)).statusCode }).toEqual({ url, status: 200 });
+    }
+    const res = await h.app.inject({
+      method: 'POST', url: `/settings/team/${org.userId}/role`,
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: csrf, role: 'member' }).toString(),
+    });
+    expect(res.statusCode).toBe(403);
+  });
+
+  test('a dashboard form post without the CSRF token is refused', async () => {
+    const { cookie } = await signIn(h.app, ownerEmail);
+    const res = await h.app.inject({
+      method: 'POST', url: '/products',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ name: 'Forged', slug: 'forged' }).toString(),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(await h.orm.em.fork().execute('select 1 from product where slug = ?', ['forged'])).toHaveLength(0);
+  });
+
+  test('another organisation\'s product is not found', async () => {
+    const other = await seedOrganisation(h);
+    const theirs = await seedProduct(h, other.orgId);
+    const { cookie } = await signIn(h.app, ownerEmail);
+    expect((await get(cookie, `/products/${theirs.productId}`)).statusCode).toBe(404);
+    expect((await get(cookie, '/products/not-a-uuid')).statusCode).toBe(404);
+  });
+});
+
+describe('sessions end', () => {
+  test('changing the password ends every other session, the one that changed it goes on', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const other = await signIn(h.app, user.email);
+    const mine = await signIn(h.app, user.email);
+    const change = await h.app.inject({
+      method: 'POST', url: '/settings/password',
+      headers: { cookie: mine.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: mine.csrf, current: 'correct horse battery', password: 'a new long password', confirm: 'a new long password' }).toString(),
+    });
+    expect(change.statusCode).toBe(303);
+    const renewed = cookieHeader(cookiesOf(change));
+
+    expect((await h.app.inject({ method: 'GET', url: '/', headers: { cookie: other.cookie } })).statusCode).toBe(303);
+    expect((await h.app.inject({ method: 'GET', url: '/api/products', headers: { cookie: other.cookie } })).statusCode).toBe(401);
+    expect((await h.app.inject({ method: 'GET', url: '/', headers: { cookie: mine.cookie } })).statusCode).toBe(303);
+    expect((await h.app.inject({ method: 'GET', url: '/', headers: { cookie: renewed } })).statusCode).toBe(200);
+    expect((await postSignin(h.app, user.email, 'correct horse battery')).statusCode).toBe(401);
+    expect((await postSignin(h.app, user.email, 'a new long password')).statusCode).toBe(303);
+  });
+
+  test('a wrong current password changes nothing', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const { cookie, csrf } = await signIn(h.app, user.email);
+    const res = await h.app.inject({
+      method: 'POST', url: '/settings/password',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: csrf, current: 'wrong', password: 'a new long password', confirm: 'a new long password' }).toString(),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('current password is not right');
+    expect((await h.app.inject({ method: 'GET', url: '/', headers: { cookie } })).statusCode).toBe(200);
+  });
+
+  test('a session expires after its lifetime', async () => {
+    const { cookie } = await signIn(h.app, ownerEmail);
+    offsetMs = SESSION_TTL_MS - 60_000;
+    try {
+      expect((await h.app.inject({ method: 'GET', url: '/', headers: { cookie } })).statusCode).toBe(200);
+      offsetMs = SESSION_TTL_MS + 1000;
+      expect((await h.app.inject({ method: 'GET', url: '/', headers: { cookie } })).statusCode).toBe(303);
+      expect((await h.app.inject({ method: 'GET', url: '/api/products', headers: { cookie } })).statusCode).toBe(401);
+    } finally {
+      offsetMs = 0;
+    }
   });
 });

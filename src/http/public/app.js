@@ -1,7 +1,7 @@
 // Dashboard behaviour that htmx does not cover: file uploads with a progress bar, forms that talk
 // JSON to the REST API, copy buttons, confirmations. Plain script, no build step. Every request
 // carries the session's CSRF token (the API asks for it when a session, not a key, is used).
-/* global window, document, navigator, fetch, XMLHttpRequest, FormData */
+/* global window, document, navigator, fetch, XMLHttpRequest, FormData, htmx */
 'use strict';
 
 (function () {
@@ -119,6 +119,14 @@
       document.execCommand('copy');
       done();
     }
+  });
+
+  // After a sale is recorded, the list it belongs to reloads (its refresher listens for "refresh").
+  document.addEventListener('htmx:afterRequest', function (event) {
+    var elt = event.detail.elt;
+    if (!event.detail.successful || !elt.getAttribute) return;
+    var list = document.getElementById(elt.getAttribute('data-refresh') || '');
+    if (list) htmx.trigger(list, 'refresh');
   });
 
   // The manual purchase form: the new-customer fields only matter when "New customer" is chosen.

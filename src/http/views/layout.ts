@@ -50,6 +50,7 @@ function head(title: string): SafeHtml {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Delivery</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/app.css">
 <meta name="htmx-config" content="${HTMX_CONFIG}">
 <script src="/assets/htmx.min.js" defer></script>

@@ -6,12 +6,15 @@ const W = 720;
 const H = 240;
 const PAD = { left: 36, right: 8, top: 12, bottom: 28 };
 
-/** A round upper bound for the y axis (1, 2, 5, 10, 20, 50 ...). */
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** A round, even upper bound for the y axis (2, 4, 10, 20, 40, 100 ...), so its middle line is a whole number. */
 function axisMax(value: number): number {
-  if (value <= 1) return 1;
-  const magnitude = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 5, 10]) if (value <= step * magnitude) return step * magnitude;
-  return 10 * magnitude;
+  let magnitude = 1;
+  for (;;) {
+    for (const step of [2, 4, 10]) if (value <= step * magnitude) return step * magnitude;
+    magnitude *= 10;
+  }
 }
 
 /**
@@ -29,10 +32,10 @@ export function dailyChart(days: DayCount[]): SafeHtml {
 
   const grid = [0, max / 2, max].map((v) => html`
     <line class="grid" x1="${PAD.left}" x2="${W - PAD.right}" y1="${fmt(y(v))}" y2="${fmt(y(v))}"></line>
-    <text class="axis" x="${PAD.left - 6}" y="${fmt(y(v) + 4)}" text-anchor="end">${Number.isInteger(v) ? v : v.toFixed(1)}</text>`);
+    <text class="axis" x="${PAD.left - 6}" y="${fmt(y(v) + 4)}" text-anchor="end">${v}</text>`);
   const bars = days.map((d, i) => {
     const x = PAD.left + i * slot + 2;
-    return html`<g><title>${d.day}: ${d.sales} sales, ${d.downloads} downloads</title>
+    return html`<g><title>${d.day}: ${plural(d.sales, 'sale')}, ${plural(d.downloads, 'download')}</title>
       <rect class="bar-sales" x="${fmt(x)}" y="${fmt(y(d.sales))}" width="${fmt(bar)}" height="${fmt(y(0) - y(d.sales))}"></rect>
       <rect class="bar-downloads" x="${fmt(x + bar)}" y="${fmt(y(d.downloads))}" width="${fmt(bar)}" height="${fmt(y(0) - y(d.downloads))}"></rect></g>`;
   });
@@ -43,8 +46,8 @@ export function dailyChart(days: DayCount[]): SafeHtml {
 
   return html`<figure class="chart">
   <figcaption id="chart-title">Sales and downloads per day, last ${days.length} days (UTC):
-    <span class="legend legend-sales">${totals.sales} sales</span>
-    <span class="legend legend-downloads">${totals.downloads} downloads</span></figcaption>
+    <span class="legend legend-sales">${plural(totals.sales, 'sale')}</span>
+    <span class="legend legend-downloads">${plural(totals.downloads, 'download')}</span></figcaption>
   <svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title" preserveAspectRatio="xMidYMid meet">
     ${grid}${bars}${labels}
   </svg>

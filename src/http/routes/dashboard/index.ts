@@ -1,26 +1,17 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app';
+import { publicDir } from '../../public-dir';
 import { errorPage } from '../../views/error-page';
 import { registerPageGuard } from './guard';
 import { overviewRoutes } from './overview';
+import { productPageRoutes } from './products';
+import { purchasePageRoutes } from './purchases';
+import { reportRoutes } from './reports';
+import { settingsRoutes } from './settings';
 import { signinRoutes } from './signin';
-
-/**
- * src/http/public, found from here in the sources (tests, ts-node) and in the build (dist/src/...):
- * the first ancestor that holds package.json is the project root.
- */
-function publicDir(): string {
-  let dir = __dirname;
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('dashboard assets: project root not found');
-    dir = parent;
-  }
-  return path.join(dir, 'src', 'http', 'public');
-}
+import { webhookLogRoutes } from './webhook-log';
 
 /** Content Security Policy of the dashboard: scripts and styles from this origin only. */
 const CSP = [
@@ -59,5 +50,10 @@ export function dashboardRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
     await app.register(signinRoutes(deps));
     await app.register(overviewRoutes(deps));
+    await app.register(productPageRoutes(deps));
+    await app.register(purchasePageRoutes(deps));
+    await app.register(webhookLogRoutes(deps));
+    await app.register(reportRoutes(deps));
+    await app.register(settingsRoutes(deps));
   };
 }

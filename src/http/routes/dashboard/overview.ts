@@ -4,13 +4,14 @@ import { overviewPage } from '../../views/overview';
 import { principalOf } from '../../plugins/auth';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
+import { sendPage } from './replies';
 
 export function overviewRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/', { config: { dashboard: 'member', errorFormat: 'page' }, schema: { hide: true } }, async (request, reply) => {
       const ctx = pageContextOf(request);
       const overview = await overviewOf(deps.orm.em.fork(), principalOf(request).orgId, deps.clock());
-      return reply.type('text/html; charset=utf-8').send(overviewPage(ctx, overview));
+      return sendPage(reply, overviewPage(ctx, overview));
     });
   };
 }

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { NotFoundError } from '../../../domain/errors';
+import { isUuid } from '../../../domain/uuid';
+import { findCustomers } from '../../../services/customer-lookup';
+import { searchCustomers, searchPurchases } from '../../../services/dashboard-lists';
+import { listProducts } from '../../../services/products';
+import { unmatchedSkus } from '../../../services/webhook-log';
+import { formBodyOnly } from '../../form-body';
+import { principalOf } from '../../plugins/auth';
+import { CSRF_FIELD } from '../../plugins/session';
+import { notice } from '../../views/layout';
+import { isLive } from '../../views/products';
+import { customersPage, purchasesPage } from '../../views/purchases';
+import type { AppDeps } from '../../app';
+import { pageContextOf } from './guard';
+import { sendFragment, sendPage } from './replies';
+
+/** Rows per list page: the newest; search narrows them down. */
+const LIST_LIMIT = 200;
+/** Existing customers offered in the sale form's drop-down (the newest). */
+const CUSTOMER_CHOICES = 500;
+
+const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
+const Search = z.object({ q: z.string().max(320).default('') });
+
+/**
+ * Purchases (search, the unmatched-SKU counter, Create Manual Purchase, resend link) and Customers.
+ * A manual purchase is posted by the browser to POST /api/purchases, like any API client's.
+ */
+export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/purchases', { config: pageConfig, schema: { hide: true, querystring: Search } }, async (request, reply) => {
+      const em = deps.orm.em.fork();
+      const { orgId } = principalOf(request);
+      const q = request.query.q.trim();
+      const [rows, unmatched, products, customers] = await Promise.all([
+        searchPurchases(em, orgId, q, LIST_LIMIT),
+        unmatchedSkus(em, orgId),
+        listProducts(em, orgId),
+        findCustomers(em, orgId, { limit: CUSTOMER_CHOICES }),
+      ]);
+      return sendPage(reply, purchasesPage(pageContextOf(request), {
+        rows, q, limit: LIST_LIMIT, unmatched, liveProducts: products.filter(isLive), customers,
+      }));
+    });
+
+    app.post('/purchases/:purchaseId/resend', {
+      config: { dashboard: 'member', errorFormat: 'html-fragment' },
+      preValidation: formBodyOnly,
+      schema: { hide: true, params: z.object({ purchaseId: z.string() }), body: z.object({ [CSRF_FIELD]: z.string().optional() }) },
+    }, async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const { purchaseId } = request.params;
+      const rows = isUuid(purchaseId)
+        ? await deps.orm.em.fork().execute<Array<{ email: string }>>(
+            'select c.email from purchase p join customer c on c.id = p.customer_id where p.id = ? and p.organisation_id = ?',
+            [purchaseId, orgId],
+          )
+        : [];
+      if (!rows[0]) throw new NotFoundError('purchase not found');
+      // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own address.
+      await deps.fulfilment.freshLinks({
+        requestId: randomUUID(), target: { purchaseId }, emailRetryWindowMs: deps.config.emailRetryWindowMs,
+      });
+      return sendFragment(reply, notice(`A fresh link is on its way to ${rows[0].email}.`));
+    });
+
+    app.get('/customers', { config: pageConfig, schema: { hide: true, querystring: Search } }, async (request, reply) => {
+      const q = request.query.q.trim();
+      const rows = await searchCustomers(deps.orm.em.fork(), principalOf(request).orgId, q, LIST_LIMIT);
+      return sendPage(reply, customersPage(pageContextOf(request), rows, q, LIST_LIMIT));
+    });
+  };
+}

@@ -1,0 +1,133 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../../../domain/errors';
+import { ROLES } from '../../../domain/statuses';
+import { apiKeyInfo } from '../../../services/api-keys';
+import { listIntegrations } from '../../../services/integration-settings';
+import { addUser } from '../../../services/organisations';
+import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, setRole } from '../../../services/team';
+import { formBodyOnly } from '../../form-body';
+import { principalOf } from '../../plugins/auth';
+import { CSRF_FIELD } from '../../plugins/session';
+import { notice } from '../../views/layout';
+import { apiKeyPage, integrationsPage, mailboxPage, mailPage, passwordPage, teamPage } from '../../views/settings';
+import type { AppDeps } from '../../app';
+import { pageContextOf } from './guard';
+import { sendFragment, sendPage, seeOther } from './replies';
+
+const member = { dashboard: 'member', errorFormat: 'page' } as const;
+const admin = { dashboard: 'admin', errorFormat: 'page' } as const;
+/** Form posts answer fragments that htmx swaps in next to the form. */
+const memberForm = { dashboard: 'member', errorFormat: 'html-fragment' } as const;
+const adminForm = { dashboard: 'admin', errorFormat: 'html-fragment' } as const;
+
+const csrf = { [CSRF_FIELD]: z.string().optional() };
+
+/**
+ * Settings: API Key and Password are every user's own; Integrations, Team and the Dev mailbox are
+ * organisation settings, for owners and admins only.
+ */
+export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/settings', { config: member, schema: { hide: true } }, async (_request, reply) => reply.redirect('/settings/api-key', 303));
+
+    app.get('/settings/api-key', { config: member, schema: { hide: true } }, async (request, reply) => {
+      const info = await apiKeyInfo(deps.orm.em.fork(), principalOf(request).userId);
+      return sendPage(reply, apiKeyPage(pageContextOf(request), info));
+    });
+
+    app.get('/settings/password', {
+      config: member,
+      schema: { hide: true, querystring: z.object({ changed: z.string().optional() }) },
+    }, async (request, reply) => sendPage(reply, passwordPage(pageContextOf(request), request.query.changed !== undefined)));
+
+    app.post('/settings/password', {
+      config: memberForm,
+      preValidation: formBodyOnly,
+      schema: {
+        hide: true,
+        body: z.object({ ...csrf, current: z.string().max(1024), password: z.string().max(1024), confirm: z.string().max(1024) }),
+      },
+    }, async (request, reply) => {
+      const { current, password, confirm } = request.body;
+      if (password !== confirm) throw new ValidationError('the two new passwords differ');
+      const userId = principalOf(request).userId;
+      const hash = await changePassword(deps.orm.em.fork(), userId, current, password);
+      // Every session made with the old password is over; this one continues as a new session.
+      app.sessions.start(reply, userId, hash);
+      return seeOther(request, reply, '/settings/password?changed=1');
+    });
+
+    app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {
+      const integrations = await listIntegrations(deps.orm.em.fork(), principalOf(request).orgId, deps.config.baseUrl);
+      return sendPage(reply, integrationsPage(pageContextOf(request), integrations));
+    });
+
+    app.get('/settings/team', { config: admin, schema: { hide: true } }, async (request, reply) => {
+      const actor = principalOf(request);
+      const team = await listTeam(deps.orm.em.fork(), actor.orgId);
+      const rows = team.map((m) => ({ ...m, settable: mayChangeRoleOf(actor, m) ? grantableRoles(actor.role) : [] }));
+      return sendPage(reply, teamPage(pageContextOf(request), rows, grantableRoles(actor.role)));
+    });
+
+    app.post('/settings/team', {
+      config: adminForm,
+      preValidation: formBodyOnly,
+      schema: {
+        hide: true,
+        body: z.object({
+          ...csrf,
+          email: z.string().trim().max(320),
+          name: z.string().trim().max(200).optional(),
+          role: z.enum(ROLES),
+          password: z.string().max(1024),
+        }),
+      },
+    }, async (request, reply) => {
+      const actor = principalOf(request);
+      const { email, name, role, password } = request.body;
+      if (!grantableRoles(actor.role).includes(role)) throw new ValidationError(`your role may not add a ${role}`);
+      // The new user's API key is not shown here: it is theirs, to refresh on their own API Key page.
+      await addUser(deps.orm.em.fork(), actor.orgId, { email, name, role, password });
+      reply.header('hx-refresh', 'true');
+      return sendFragment(reply, notice(`${email} was added as ${role}.`));
+    });
+
+    app.post('/settings/team/:userId/role', {
+      config: adminForm,
+      preValidation: formBodyOnly,
+      schema: { hide: true, params: z.object({ userId: z.string() }), body: z.object({ ...csrf, role: z.enum(ROLES) }) },
+    }, async (request, reply) => {
+      const actor = principalOf(request);
+      await setRole(deps.orm.em.fork(), actor.orgId, actor, request.params.userId, request.body.role);
+      return sendFragment(reply, notice(`Role set to ${request.body.role}.`));
+    });
+
+    const mailbox = deps.devMailbox;
+    if (mailbox) {
+      app.get('/settings/mailbox', { config: admin, schema: { hide: true } }, async (request, reply) =>
+        sendPage(reply, mailboxPage(pageContextOf(request), mailbox.messages())));
+
+      app.get('/settings/mailbox/:mailId', {
+        config: admin,
+        schema: { hide: true, params: z.object({ mailId: z.string().max(100) }) },
+      }, async (request, reply) => {
+        const mail = mailbox.messages().find((m) => m.id === request.params.mailId);
+        if (!mail) throw new NotFoundError('no such email in the mailbox');
+        return sendPage(reply, mailPage(pageContextOf(request), mail));
+      });
+
+      // The HTML part as its own document, framed by the mail page: its inline styles are allowed
+      // there and nothing else is (no scripts, no requests, a sandbox of its own).
+      app.get('/settings/mailbox/:mailId/html', {
+        config: admin,
+        schema: { hide: true, params: z.object({ mailId: z.string().max(100) }) },
+      }, async (request, reply) => {
+        const mail = mailbox.messages().find((m) => m.id === request.params.mailId);
+        if (!mail) throw new NotFoundError('no such email in the mailbox');
+        reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; sandbox");
+        return sendPage(reply, mail.html);
+      });
+    }
+  };
+}

@@ -1,0 +1,65 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { PLATFORMS } from '../../../domain/platforms';
+import { DELIVERY_STATUSES } from '../../../domain/statuses';
+import { findCustomers } from '../../../services/customer-lookup';
+import { recordedOrderLines, type OrderLineKey } from '../../../services/dashboard-lists';
+import { listProducts } from '../../../services/products';
+import { listDeliveries } from '../../../services/webhook-log';
+import { principalOf } from '../../plugins/auth';
+import { webhookLogPage } from '../../views/webhook-log';
+import type { AppDeps } from '../../app';
+import { pageContextOf } from './guard';
+import { sendPage } from './replies';
+
+const PAGE_SIZE = 50;
+const CUSTOMER_CHOICES = 500;
+
+/** An empty select value means "any". */
+const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.union([z.enum(values), z.literal('')]).optional().transform((v) => (v ? v : undefined));
+
+/** The webhook delivery log: filters, items with their reasons, links to Temporal, held sales recorded by hand. */
+export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  const workflowUrl = (workflowId: string): string | null => deps.temporalUiUrl
+    ? `${deps.temporalUiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`
+    : null;
+
+  return async (app) => {
+    app.get('/webhooks-log', {
+      config: { dashboard: 'member', errorFormat: 'page' },
+      schema: {
+        hide: true,
+        querystring: z.object({
+          status: optionalEnum(DELIVERY_STATUSES),
+          platform: optionalEnum(PLATFORMS),
+          after: z.string().max(100).optional(),
+        }),
+      },
+    }, async (request, reply) => {
+      const em = deps.orm.em.fork();
+      const { orgId } = principalOf(request);
+      const { status, platform, after } = request.query;
+      const [entries, products, customers] = await Promise.all([
+        listDeliveries(em, orgId, { status, platform, after, limit: PAGE_SIZE }),
+        listProducts(em, orgId),
+        findCustomers(em, orgId, { limit: CUSTOMER_CHOICES }),
+      ]);
+      const heldLines: OrderLineKey[] = entries.flatMap((e) => e.items
+        .flatMap((i) => (i.outcome === 'held' && i.productId
+          ? [{ source: e.platform, externalOrderId: e.externalOrderId, productId: i.productId }]
+          : [])));
+      const recorded = await recordedOrderLines(em, orgId, heldLines);
+      return sendPage(reply, webhookLogPage(pageContextOf(request), {
+        entries,
+        status,
+        platform,
+        more: entries.length === PAGE_SIZE,
+        products: new Map(products.map((l) => [l.product.id, l])),
+        customers,
+        recorded,
+        workflowUrl,
+      }));
+    });
+  };
+}

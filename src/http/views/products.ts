@@ -1,0 +1,153 @@
+import type { ProductListing } from '../../services/products';
+import type { VersionJson } from '../../services/versions';
+import { badge, bytes, emptyRow, resultRegion, statusLine } from './components';
+import { html, when, type SafeHtml } from './html';
+import { csrfField, notice, page, type PageContext } from './layout';
+
+/** A product is live when published with a ready active version (decisions §3). */
+export function isLive(listing: ProductListing): boolean {
+  return listing.product.status === 'published' && listing.activeVersion?.status === 'ready';
+}
+
+function liveBadge(listing: ProductListing): SafeHtml {
+  return isLive(listing) ? badge('success', 'live') : badge('pending', 'not live');
+}
+
+/** Why a product is not live yet, in words that say what to do. */
+export function whyNotLive(listing: ProductListing): string | null {
+  if (isLive(listing)) return null;
+  const steps: string[] = [];
+  if (!listing.activeVersion) steps.push('upload a version and make it active');
+  if (listing.product.status !== 'published') steps.push('publish it');
+  return `Not live yet: ${steps.join(', then ')}. Until then sales of it are held.`;
+}
+
+const skuText = (skus: string[]): string => skus.join('\n');
+
+function productFields(ctx: PageContext, p?: ProductListing['product']): SafeHtml {
+  const id = p ? 'edit' : 'new';
+  return html`${csrfField(ctx)}
+    <label for="${id}-name">Name</label>
+    <input id="${id}-name" name="name" required maxlength="500" value="${p?.name ?? ''}">
+    <label for="${id}-slug">Slug <span class="hint">Lowercase letters, digits and hyphens; unique here. It is also a SKU.</span></label>
+    <input id="${id}-slug" name="slug" required maxlength="200" value="${p?.slug ?? ''}">
+    <label for="${id}-description">Description</label>
+    <textarea id="${id}-description" name="description" maxlength="20000">${p?.description ?? ''}</textarea>
+    <label for="${id}-skus">Extra SKUs <span class="hint">One per line or separated by commas: the SKUs your sales platforms send for this product.</span></label>
+    <textarea id="${id}-skus" name="skus">${p ? skuText(p.skus) : ''}</textarea>`;
+}
+
+export function productsPage(ctx: PageContext, products: ProductListing[]): string {
+  return page(ctx, {
+    title: 'Products',
+    nav: 'products',
+    body: html`
+<div class="table-wrap"><table>
+  <caption class="visually-hidden">Products</caption>
+  <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Status</th><th scope="col">Active version</th><th scope="col">Extra SKUs</th></tr></thead>
+  <tbody>${products.length === 0 ? emptyRow(5, 'No products yet: create the first one below.') : products.map((l) => html`<tr data-product="${l.product.slug}">
+    <td><a href="/products/${l.product.id}">${l.product.name}</a></td>
+    <td><code>${l.product.slug}</code></td>
+    <td>${badge(l.product.status)} ${liveBadge(l)}</td>
+    <td>${l.activeVersion?.version ?? html`<span class="muted">none</span>`}</td>
+    <td>${l.product.skus.length ? l.product.skus.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`) : html`<span class="muted">none</span>`}</td></tr>`)}</tbody>
+</table></div>
+<section class="panel" aria-labelledby="new-heading">
+  <h2 id="new-heading">New product</h2>
+  <p class="muted small">New products start as drafts: upload a version and publish it to sell it.</p>
+  <form method="post" action="/products" hx-post="/products" hx-target="#create-result" class="stack">
+    ${productFields(ctx)}
+    <button type="submit" class="primary">Create product</button>
+  </form>
+  ${resultRegion('create-result')}
+</section>`,
+  });
+}
+
+const DONE: Record<string, string> = {
+  created: 'Product created. Next: upload its first version.',
+  saved: 'Saved.',
+  published: 'Published.',
+  archived: 'Archived: it is no longer sold.',
+  draft: 'Back to draft: it is no longer sold.',
+  activated: 'The active version was changed.',
+};
+
+function statusButtons(ctx: PageContext, l: ProductListing): SafeHtml {
+  const to = (status: string, label: string, extra = '') => html`
+    <form method="post" action="/products/${l.product.id}/status" hx-post="/products/${l.product.id}/status" hx-target="#status-result" class="inline"${extra ? html` data-confirm="${extra}"` : ''}>
+      ${csrfField(ctx)}<input type="hidden" name="status" value="${status}">
+      <button type="submit"${status === 'published' ? html` class="primary"` : ''}>${label}</button>
+    </form>`;
+  const s = l.product.status;
+  return html`<div class="actions">
+    ${s !== 'published' ? to('published', 'Publish') : ''}
+    ${s !== 'archived' ? to('archived', 'Archive', 'Archive this product? Its sales will be held until it is published again.') : ''}
+    ${s !== 'draft' ? to('draft', 'Back to draft') : ''}
+  </div>`;
+}
+
+function versionRows(ctx: PageContext, l: ProductListing, versions: VersionJson[]): SafeHtml[] {
+  return versions.map((v) => {
+    const active = l.activeVersion?.id === v.id;
+    return html`<tr data-version="${v.version}">
+      <td><strong>${v.version}</strong> ${active ? badge('success', 'active') : ''}</td>
+      <td>${badge(v.status === 'ready' ? 'success' : 'pending', v.status)}</td>
+      <td><ul class="items">${v.files.map((f) => html`<li>${f.name} <span class="muted small">(${bytes(f.size)})</span></li>`)}</ul></td>
+      <td>${when(v.createdAt)}</td>
+      <td>${active || v.status !== 'ready' ? '' : html`
+        <form method="post" action="/products/${l.product.id}/active-version" hx-post="/products/${l.product.id}/active-version" hx-target="#versions-result">
+          ${csrfField(ctx)}<input type="hidden" name="versionId" value="${v.id}">
+          <button type="submit">Make active</button>
+        </form>`}</td></tr>`;
+  });
+}
+
+export function productPage(ctx: PageContext, l: ProductListing, versions: VersionJson[], done?: string): string {
+  const p = l.product;
+  const why = whyNotLive(l);
+  return page(ctx, {
+    title: p.name,
+    nav: 'products',
+    body: html`
+<p><a href="/products">All products</a></p>
+${done && DONE[done] ? notice(DONE[done]) : ''}
+<section class="panel" aria-labelledby="status-heading">
+  <h2 id="status-heading">Status: ${badge(p.status)} ${liveBadge(l)}</h2>
+  ${why ? html`<p class="warn">${why}</p>` : html`<p>Live: sales of <code>${p.slug}</code>${p.skus.length ? ' and its extra SKUs' : ''} are delivered with version ${l.activeVersion?.version ?? ''}.</p>`}
+  ${statusButtons(ctx, l)}
+  ${resultRegion('status-result')}
+</section>
+
+<section class="panel" aria-labelledby="versions-heading">
+  <h2 id="versions-heading">Versions</h2>
+  <div class="table-wrap"><table>
+    <thead><tr><th scope="col">Version</th><th scope="col">Status</th><th scope="col">Files</th><th scope="col">Uploaded</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <tbody>${versions.length === 0 ? emptyRow(5, 'No version yet.') : versionRows(ctx, l, versions)}</tbody>
+  </table></div>
+  ${resultRegion('versions-result')}
+  <h3 id="upload-heading">Upload a new version</h3>
+  <form data-upload method="post" enctype="multipart/form-data" action="/api/products/${p.id}/versions" aria-labelledby="upload-heading"
+        data-done="Uploaded. Reloading…" class="stack">
+    <label for="version-label">Version label <span class="hint">For example 1.0.0; unique for this product.</span></label>
+    <input id="version-label" name="version" required maxlength="100">
+    <label class="check"><input type="checkbox" name="activate" value="true" checked> Make it the active version</label>
+    <label for="version-files">Files</label>
+    <input id="version-files" name="file" type="file" multiple required>
+    <progress hidden max="100" aria-label="Upload progress"></progress>
+    <button type="submit" class="primary">Upload</button>
+    ${statusLine()}
+  </form>
+</section>
+
+<section class="panel" aria-labelledby="details-heading">
+  <h2 id="details-heading">Details</h2>
+  <form method="post" action="/products/${p.id}" hx-post="/products/${p.id}" hx-target="#details-result" class="stack">
+    ${productFields(ctx, p)}
+    <button type="submit" class="primary">Save</button>
+  </form>
+  ${resultRegion('details-result')}
+  <p class="muted small">Id <code>${p.id}</code>, created ${when(p.createdAt)}, updated ${when(p.updatedAt)}.</p>
+</section>`,
+  });
+}

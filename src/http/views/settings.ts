@@ -1,0 +1,173 @@
+import type { DevMail } from '../../dev/dev-mailbox';
+import type { Role } from '../../domain/statuses';
+import type { ApiKeyInfo } from '../../services/api-keys';
+import type { IntegrationJson } from '../../services/integration-settings';
+import type { TeamMember } from '../../services/team';
+import { badge, emptyRow, resultRegion, statusLine } from './components';
+import { flag, html, when, type SafeHtml } from './html';
+import { csrfField, notice, page, type PageContext } from './layout';
+
+type SettingsTab = 'api-key' | 'password' | 'integrations' | 'team' | 'mailbox';
+
+function settingsPage(ctx: PageContext, tab: SettingsTab, title: string, body: SafeHtml): string {
+  const tabs: Array<{ key: SettingsTab; href: string; label: string; show: boolean }> = [
+    { key: 'api-key', href: '/settings/api-key', label: 'API Key', show: true },
+    { key: 'password', href: '/settings/password', label: 'Password', show: true },
+    { key: 'integrations', href: '/settings/integrations', label: 'Integrations', show: ctx.isAdmin },
+    { key: 'team', href: '/settings/team', label: 'Team', show: ctx.isAdmin },
+    { key: 'mailbox', href: '/settings/mailbox', label: 'Dev mailbox', show: ctx.isAdmin && ctx.hasDevMailbox },
+  ];
+  return page(ctx, {
+    title: `Settings: ${title}`,
+    nav: 'settings',
+    body: html`<nav aria-label="Settings"><ul class="subnav">${tabs.filter((t) => t.show).map((t) =>
+      html`<li><a href="${t.href}"${t.key === tab ? html` aria-current="page"` : ''}>${t.label}</a></li>`)}</ul></nav>
+${body}`,
+  });
+}
+
+export function apiKeyPage(ctx: PageContext, key: ApiKeyInfo): string {
+  return settingsPage(ctx, 'api-key', 'API Key', html`
+<section class="panel" aria-labelledby="key-heading">
+  <h2 id="key-heading">Your API key</h2>
+  <p>Your key starts with <code data-testid="key-prefix">${key.prefix}</code>. Last used: ${when(key.lastUsedAt)}.</p>
+  <p class="muted small">Send it as <code>Authorization: Bearer &lt;key&gt;</code> or <code>X-API-Key: &lt;key&gt;</code>.
+    It has your role (${ctx.user.role}). Only a hash is stored, so a lost key cannot be shown again: refresh it instead.</p>
+  <form data-json action="/api/settings/api-key/refresh" data-show="apiKey" data-show-in="new-key"
+        data-done="Your new key is below. The previous key no longer works."
+        data-confirm="Refresh your API key? The current key stops working at once.">
+    <button type="submit" class="primary">Refresh key</button>
+    ${statusLine()}
+  </form>
+  <div id="new-key-box" hidden>
+    <p><strong>Copy your new key now: it is shown only this once.</strong></p>
+    <div class="copy-row"><output id="new-key" class="secret" aria-label="New API key"></output>
+      <button type="button" data-copy="new-key">Copy</button></div>
+  </div>
+</section>`);
+}
+
+export function passwordPage(ctx: PageContext, changed: boolean): string {
+  return settingsPage(ctx, 'password', 'Password', html`
+<section class="panel" aria-labelledby="pw-heading">
+  <h2 id="pw-heading">Change your password</h2>
+  ${changed ? notice('Your password was changed. Your other sessions have been signed out.') : ''}
+  <form method="post" action="/settings/password" hx-post="/settings/password" hx-target="#password-result" class="stack">
+    ${csrfField(ctx)}
+    <input type="text" name="username" autocomplete="username" value="${ctx.user.email}" hidden>
+    <label for="current">Current password</label>
+    <input id="current" name="current" type="password" autocomplete="current-password" required>
+    <label for="new-password">New password <span class="hint">At least 8 characters.</span></label>
+    <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+    <label for="confirm">Repeat the new password</label>
+    <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
+    <button type="submit" class="primary">Change password</button>
+  </form>
+  ${resultRegion('password-result')}
+</section>`);
+}
+
+const SECRET_LABEL: Record<string, { field: 'secret' | 'privateKey'; label: string }> = {
+  'storefront-a': { field: 'secret', label: 'Webhook signing secret' },
+  'plugin-b': { field: 'secret', label: 'Webhook secret' },
+  'payments-c': { field: 'secret', label: 'Signing secret' },
+  'reseller-d': { field: 'secret', label: 'Signature secret' },
+  'reseller-d-classic': { field: 'privateKey', label: 'Private key' },
+  'cart-e': { field: 'secret', label: 'Shared secret (the ?secret= of the URL)' },
+};
+
+function integrationPanel(i: IntegrationJson): SafeHtml {
+  const id = i.platform;
+  const secret = SECRET_LABEL[i.platform];
+  return html`<section class="panel" aria-labelledby="${id}-heading" data-platform="${id}">
+  <h2 id="${id}-heading">${id} ${i.configured ? badge('success', 'configured') : badge('pending', 'not configured')}</h2>
+  <label for="${id}-url">Webhook URL</label>
+  <div class="copy-row"><input id="${id}-url" value="${i.webhookUrl}" readonly>
+    <button type="button" data-copy="${id}-url" aria-label="Copy the ${id} webhook URL">Copy</button></div>
+  ${i.note ? html`<p class="muted small">Note: ${i.note}.</p>` : ''}
+  <form data-json data-method="PUT" action="/api/settings/integrations/${id}" data-done="Saved: the ${id} integration is configured.">
+    <label for="${id}-secret">${secret.label}</label>
+    <input id="${id}-secret" name="${secret.field}" type="password" autocomplete="off" required>
+    ${id === 'payments-c' ? html`<label for="${id}-account">Account id <span class="hint">Optional: routes events that carry no org_id.</span></label>
+    <input id="${id}-account" name="accountId" autocomplete="off">` : ''}
+    <div class="actions"><button type="submit">${i.configured ? 'Rotate secret' : 'Set secret'}</button></div>
+    ${statusLine()}
+  </form>
+</section>`;
+}
+
+export function integrationsPage(ctx: PageContext, integrations: IntegrationJson[]): string {
+  return settingsPage(ctx, 'integrations', 'Integrations', html`
+<p>Give each sales platform its webhook URL, and enter here the secret it signs with. Secrets are never shown again;
+  saving a new one replaces the old one at once.</p>
+${integrations.map(integrationPanel)}`);
+}
+
+function roleOptions(roles: Role[], current: Role): SafeHtml[] {
+  return roles.map((r) => html`<option value="${r}"${flag(r === current, 'selected')}>${r}</option>`);
+}
+
+export interface TeamRow extends TeamMember {
+  /** Roles this viewer may set for the row; empty: read only. */
+  settable: Role[];
+}
+
+export function teamPage(ctx: PageContext, team: TeamRow[], grantable: Role[]): string {
+  return settingsPage(ctx, 'team', 'Team', html`
+<section aria-labelledby="team-heading">
+  <h2 id="team-heading">People in ${ctx.user.orgName ?? 'your organisation'}</h2>
+  <p class="muted small">Owners and admins manage products, sales and settings; members use products, sales, customers and the
+    webhook log, and have their own API key.</p>
+  <div class="table-wrap"><table>
+    <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Added</th></tr></thead>
+    <tbody>${team.length === 0 ? emptyRow(4, 'Nobody yet.') : team.map((m) => html`<tr data-user="${m.email}">
+      <td>${m.email}${m.id === ctx.user.id ? html` <span class="muted">(you)</span>` : ''}</td>
+      <td>${m.name}</td>
+      <td>${m.settable.length === 0 ? badge(m.role === 'owner' ? 'published' : 'pending', m.role) : html`
+        <form class="row" hx-post="/settings/team/${m.id}/role" hx-target="#role-result-${m.id}">
+          ${csrfField(ctx)}
+          <label class="visually-hidden" for="role-${m.id}">Role of ${m.email}</label>
+          <select id="role-${m.id}" name="role">${roleOptions(m.settable, m.role)}</select>
+          <button type="submit">Set role</button>
+        </form><div id="role-result-${m.id}" aria-live="polite"></div>`}</td>
+      <td>${when(m.createdAt)}</td></tr>`)}</tbody>
+  </table></div>
+</section>
+<section class="panel" aria-labelledby="add-heading">
+  <h2 id="add-heading">Add a person</h2>
+  <form hx-post="/settings/team" hx-target="#add-result" class="stack" method="post" action="/settings/team">
+    ${csrfField(ctx)}
+    <label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required>
+    <label for="new-name">Name</label><input id="new-name" name="name" autocomplete="off">
+    <label for="new-role">Role</label><select id="new-role" name="role">${roleOptions(grantable, 'member')}</select>
+    <label for="new-password">First password <span class="hint">At least 8 characters; tell it to them, they change it under Settings, Password.</span></label>
+    <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+    <button type="submit" class="primary">Add</button>
+  </form>
+  ${resultRegion('add-result')}
+</section>`);
+}
+
+export function mailboxPage(ctx: PageContext, mails: DevMail[]): string {
+  return settingsPage(ctx, 'mailbox', 'Dev mailbox', html`
+<p>Every email the service sent while running with the embedded dev mailbox (no <code>SMTP_URL</code>), newest first.
+  Nothing here left this machine.</p>
+<div class="table-wrap"><table>
+  <thead><tr><th scope="col">Received</th><th scope="col">To</th><th scope="col">Subject</th></tr></thead>
+  <tbody>${mails.length === 0 ? emptyRow(3, 'No email yet.') : mails.map((m) => html`<tr>
+    <td>${when(m.receivedAt)}</td><td>${m.to.join(', ')}</td>
+    <td><a href="/settings/mailbox/${m.id}">${m.subject || '(no subject)'}</a></td></tr>`)}</tbody>
+</table></div>`);
+}
+
+export function mailPage(ctx: PageContext, mail: DevMail): string {
+  return settingsPage(ctx, 'mailbox', mail.subject || '(no subject)', html`
+<p><a href="/settings/mailbox">Back to the mailbox</a></p>
+<dl class="panel">
+  <dt>From</dt><dd>${mail.from}</dd><dt>To</dt><dd>${mail.to.join(', ')}</dd><dt>Received</dt><dd>${when(mail.receivedAt)}</dd>
+</dl>
+<h2>Text</h2>
+<div class="mail-body">${mail.text}</div>
+${mail.html ? html`<h2>HTML</h2>
+<iframe class="mail-html" title="The HTML part of the email" sandbox src="/settings/mailbox/${mail.id}/html"></iframe>` : ''}`);
+}

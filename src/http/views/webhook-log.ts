@@ -1,0 +1,105 @@
+import { PLATFORMS } from '../../domain/platforms';
+import { DELIVERY_STATUSES } from '../../domain/statuses';
+import type { CustomerJson } from '../../services/customer-lookup';
+import { orderLineKey } from '../../services/dashboard-lists';
+import type { ProductListing } from '../../services/products';
+import type { DeliveryJson } from '../../services/webhook-log';
+import { badge, emptyRow } from './components';
+import { flag, html, when, type SafeHtml } from './html';
+import { page, type PageContext } from './layout';
+import { isLive } from './products';
+import { saleForm } from './sale-form';
+
+export interface WebhookLogView {
+  entries: DeliveryJson[];
+  status?: string;
+  platform?: string;
+  /** Older entries follow (the page is full). */
+  more: boolean;
+  products: Map<string, ProductListing>;
+  customers: CustomerJson[];
+  /** Purchase id of each held order line already recorded, by `orderLineKey`. */
+  recorded: Map<string, string>;
+  /** Link to a workflow in the Temporal UI; null when no UI is known. */
+  workflowUrl: (workflowId: string) => string | null;
+}
+
+function workflowLinks(v: WebhookLogView, ids: string[]): SafeHtml {
+  if (ids.length === 0) return html`<span class="muted">none</span>`;
+  return html`<ul class="items">${ids.map((id) => {
+    const url = v.workflowUrl(id);
+    return html`<li>${url ? html`<a href="${url}" target="_blank" rel="noopener">Open in Temporal<span class="visually-hidden"> (workflow ${id})</span></a>` : html`<code>${id}</code>`}</li>`;
+  })}</ul>`;
+}
+
+function itemLine(v: WebhookLogView, entry: DeliveryJson, item: DeliveryJson['items'][number], index: number): SafeHtml {
+  const listing = item.productId ? v.products.get(item.productId) : undefined;
+  const outcome = item.outcome ?? 'pending';
+  let byHand: SafeHtml | string = '';
+  if (item.outcome === 'held' && listing) {
+    const recorded = v.recorded.get(orderLineKey({ source: entry.platform, externalOrderId: entry.externalOrderId, productId: listing.product.id }));
+    if (recorded) {
+      byHand = html`<p class="ok small">Recorded: <a href="/purchases?q=${recorded}">purchase ${recorded.slice(0, 8)}</a>.</p>`;
+    } else if (isLive(listing)) {
+      byHand = html`<details class="record-by-hand"><summary>Record this sale by hand</summary>
+        ${saleForm({
+          id: `hold-${entry.id}-${index}`,
+          products: [],
+          customers: v.customers,
+          order: { source: entry.platform, externalOrderId: entry.externalOrderId, productId: listing.product.id, productName: listing.product.name },
+          submitLabel: 'Record the sale',
+        })}</details>`;
+    } else {
+      byHand = html`<p class="small muted">Once <a href="/products/${listing.product.id}">${listing.product.name}</a> is live,
+        the sale can be recorded here by hand.</p>`;
+    }
+  }
+  return html`<li data-sku="${item.sku ?? ''}">
+    <code>${item.sku ?? '(no SKU)'}</code>
+    ${listing ? html` → <a href="/products/${listing.product.id}">${listing.product.name}</a>` : ''}
+    ${badge(outcome)}${item.reason ? html` <span class="small">${item.reason}</span>` : ''}
+    ${item.purchaseId ? html` <a class="small" href="/purchases?q=${item.purchaseId}">purchase</a>` : ''}
+    ${byHand}</li>`;
+}
+
+function filterQuery(v: WebhookLogView, extra: Record<string, string>): string {
+  const q = new URLSearchParams();
+  if (v.status) q.set('status', v.status);
+  if (v.platform) q.set('platform', v.platform);
+  for (const [k, value] of Object.entries(extra)) q.set(k, value);
+  return q.toString();
+}
+
+export function webhookLogPage(ctx: PageContext, v: WebhookLogView): string {
+  const last = v.entries[v.entries.length - 1];
+  return page(ctx, {
+    title: 'Webhook log',
+    nav: 'webhooks',
+    body: html`
+<p class="muted small">Every order notification your sales platforms sent, newest first, with what became of each line.</p>
+<form method="get" action="/webhooks-log" hx-get="/webhooks-log" hx-target="#log" hx-select="#log" hx-swap="outerHTML" hx-push-url="true"
+      hx-trigger="change, submit" class="row" aria-label="Filter the log">
+  <div><label for="status">Status</label>
+    <select id="status" name="status"><option value="">Any status</option>
+      ${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${flag(v.status === s, 'selected')}>${s}</option>`)}</select></div>
+  <div><label for="platform">Platform</label>
+    <select id="platform" name="platform"><option value="">Any platform</option>
+      ${PLATFORMS.map((p) => html`<option value="${p}"${flag(v.platform === p, 'selected')}>${p}</option>`)}</select></div>
+  <div><button type="submit">Filter</button></div>
+</form>
+<div id="log">
+  <div class="table-wrap"><table>
+    <caption class="visually-hidden">Webhook deliveries, newest first</caption>
+    <thead><tr><th scope="col">Received</th><th scope="col">Platform and order</th><th scope="col">Status</th>
+      <th scope="col">Items (SKU, outcome, reason)</th><th scope="col">Workflow</th></tr></thead>
+    <tbody>${v.entries.length === 0 ? emptyRow(5, 'No deliveries match.') : v.entries.map((e) => html`<tr data-delivery-id="${e.id}" data-status="${e.status}">
+      <td>${when(e.receivedAt)}${e.completedAt ? html`<br><span class="small muted">done ${when(e.completedAt)}</span>` : ''}</td>
+      <td>${e.platform}<br><code>${e.externalOrderId}</code></td>
+      <td>${badge(e.status)}${e.test ? html` ${badge('test')}` : ''}${e.unmatched ? html` ${badge('unmatched')}` : ''}</td>
+      <td><ul class="items">${e.items.map((item, i) => itemLine(v, e, item, i))}</ul></td>
+      <td>${workflowLinks(v, e.workflowIds)}</td></tr>`)}</tbody>
+  </table></div>
+  ${v.more && last ? html`<p><a href="/webhooks-log?${filterQuery(v, { after: last.id })}">Older entries</a></p>` : ''}
+</div>`,
+  });
+}

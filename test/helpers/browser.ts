@@ -1,0 +1,47 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/http/app';
+import type { Harness } from './harness';
+
+/** Debian's Chromium, headless, with nothing that talks to the network on its own. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run'],
+  });
+}
+
+export const TEMPORAL_UI_URL = 'http://temporal-ui.test:8233';
+
+/**
+ * The harness's world served over real HTTP, as `npm start` composes it: with the dev mailbox in
+ * Settings and links to a Temporal UI.
+ */
+export async function listenDashboard(h: Harness): Promise<{ app: FastifyInstance; base: string }> {
+  const app = await buildApp({
+    config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+    devMailbox: h.mailbox, temporalUiUrl: TEMPORAL_UI_URL,
+  });
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, base };
+}
+
+const SCREENSHOTS = path.resolve(__dirname, '../../docs/screenshots');
+
+/** Saves the page as docs/screenshots/<name>.png (committed, shown in the README). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Signs in through the form, as a person would. */
+export async function signInAs(page: Page, base: string, email: string, password: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+}
