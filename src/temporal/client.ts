@@ -93,15 +93,18 @@ export class FulfilmentClient {
     return workflowId;
   }
 
-  /** Fresh download links by email (/my, or an expired link's button); the request path only starts it. */
+  /**
+   * Fresh download links by email (/my, or an expired link's button); the request path only starts
+   * it, within the same deadline as the front door, so a customer never waits on an unreachable Temporal.
+   */
   async freshLinks(request: FreshLinksRequest): Promise<string> {
     const workflowId = freshLinksWorkflowId(request.requestId);
-    await this.client.workflow.start<typeof freshLinks>('freshLinks', {
+    await this.client.withDeadline(Date.now() + START_DEADLINE_MS, () => this.client.workflow.start<typeof freshLinks>('freshLinks', {
       workflowId,
       taskQueue: this.taskQueue,
       args: [request],
       workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+    }));
     return workflowId;
   }
 

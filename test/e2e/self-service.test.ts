@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DevMail } from '../../src/dev/dev-mailbox';
+import { Client, Connection } from '@temporalio/client';
+import { buildApp } from '../../src/http/app';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
+import { FulfilmentClient } from '../../src/temporal/client';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { eventually, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
@@ -231,5 +234,21 @@ test('the customer pages\' assets are served, and nothing else under their prefi
   expect(css.headers.get('content-type')).toMatch(/text\/css/);
   for (const name of ['..%2F..%2Fpackage.json', 'app.css', 'index.ts']) {
     expect((await fetch(`${base}/assets/customer/${name}`)).status).toBe(404);
+  }
+});
+
+test('when Temporal is out of reach, /my and the button answer 503 with a page instead of hanging', async () => {
+  const unreachable = new FulfilmentClient(new Client({ connection: Connection.lazy({ address: '127.0.0.1:9' }) }), 'nowhere');
+  const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock });
+  try {
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': nextIp() };
+    const my = await app.inject({ method: 'POST', url: '/my', headers: form, payload: 'email=someone%40example.com' });
+    expect(my.statusCode).toBe(503);
+    expect(my.body).toContain('Something went wrong on our side');
+    const { token } = await seedPurchase(h, acme.orgId, ebook);
+    const button = await app.inject({ method: 'POST', url: `/d/${token}/refresh`, headers: form, payload: '' });
+    expect(button.statusCode).toBe(503);
+  } finally {
+    await app.close();
   }
 });

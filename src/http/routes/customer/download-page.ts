@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { findDownloadLink, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
 import { downloadPage, freshLinkSentPage, linkGonePage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
+import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
 import { sendPage } from './page-reply';
 
@@ -62,11 +62,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
       if (wait !== null) return sendTooManyRequests(reply, wait);
       const link = await findDownloadLink(deps.orm.em.fork(), request.params.token, deps.clock());
       if (!link) return sendPage(reply, 404, unknownLinkPage());
-      await deps.fulfilment.freshLinks({
-        requestId: randomUUID(),
-        target: { purchaseId: link.purchaseId },
-        emailRetryWindowMs: deps.config.emailRetryWindowMs,
-      });
+      await requestFreshLinks(deps, { purchaseId: link.purchaseId }, request.log);
       return sendPage(reply, 200, freshLinkSentPage());
     });
   };

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formBodyOnly } from '../../form-body';
 import { myFormPage, myRequestedPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
+import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
 import { sendPage } from './page-reply';
 
@@ -60,11 +60,7 @@ export function myRoutes(deps: AppDeps, limits: SelfServiceLimiters): FastifyPlu
       if (emailWait !== null) return sendTooManyRequests(reply, emailWait);
       // Started for every address: whether purchases exist is the workflow's business, so the
       // answer and its timing say nothing about it.
-      await deps.fulfilment.freshLinks({
-        requestId: randomUUID(),
-        target: { email },
-        emailRetryWindowMs: deps.config.emailRetryWindowMs,
-      });
+      await requestFreshLinks(deps, { email }, request.log);
       return sendPage(reply, 200, myRequestedPage());
     });
   };
