@@ -6,22 +6,16 @@
  *
  *   npm run bench:build && node .bench-build/bench/api/products-bench.js
  *
- * BENCH_SECONDS (default 10) bounds each of the four runs.
+ * BENCH_SECONDS (default 10) bounds each side of each comparison (run in alternating rounds).
  */
 import Fastify from 'fastify';
 import formbody from '@fastify/formbody';
 import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
-import { describeFigures, load, type LoadFigures } from '../lib/load';
+import { compare, describeComparison, describeFigures } from '../lib/load';
 import { startBenchWorld } from '../lib/world';
 
 const PRODUCTS = 100;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-
-const ratio = (bare: LoadFigures, real: LoadFigures) => ({
-  throughput: Number((bare.requestsPerSecond / real.requestsPerSecond).toFixed(2)),
-  p50: Number((real.latencyP50Ms / Math.max(bare.latencyP50Ms, 1)).toFixed(2)),
-  p99: Number((real.latencyP99Ms / Math.max(bare.latencyP99Ms, 1)).toFixed(2)),
-});
 
 function saleForm(productId: string, email: string): string {
   return new URLSearchParams({
@@ -59,25 +53,24 @@ async function main(): Promise<void> {
     bare.post('/bare/purchases', async (_request, reply) => reply.code(201).type('text/html; charset=utf-8').send(fragment));
     const bareBase = await bare.listen({ host: '127.0.0.1', port: 0 });
 
-    process.stdout.write(`${PRODUCTS} products (${listBody.length} bytes of JSON); ${SECONDS} s per run, 10 connections\n`);
-    const listBare = await load({ title: 'bare GET (same JSON)', url: `${bareBase}/bare/products`, seconds: SECONDS });
-    const listReal = await load({ title: 'GET /api/products', url: `${base}/api/products`, headers: auth, seconds: SECONDS });
+    process.stdout.write(`${PRODUCTS} products (${listBody.length} bytes of JSON); ${SECONDS} s per side, 10 connections\n`);
+    const list = await compare(
+      { title: 'bare GET (same JSON)', url: `${bareBase}/bare/products` },
+      { title: 'GET /api/products', url: `${base}/api/products`, headers: auth },
+      SECONDS,
+    );
     // autocannon puts a fresh id in place of `[<id>]` in each request: a new customer per sale.
     const saleBody = saleForm(products[1].productId, 'buyer-ID@example.com').replace('buyer-ID', 'buyer-[<id>]');
-    const saleBare = await load({ title: 'bare POST (form, same fragment)', url: `${bareBase}/bare/purchases`, method: 'POST', headers: formHeaders, body: saleBody, seconds: SECONDS });
-    const saleReal = await load({ title: 'POST /api/purchases', url: `${base}/api/purchases`, method: 'POST', headers: formHeaders, body: saleBody, seconds: SECONDS });
+    const purchase = await compare(
+      { title: 'bare POST (form, same fragment)', url: `${bareBase}/bare/purchases`, method: 'POST', headers: formHeaders, body: saleBody },
+      { title: 'POST /api/purchases', url: `${base}/api/purchases`, method: 'POST', headers: formHeaders, body: saleBody },
+      SECONDS,
+    );
 
-    for (const figures of [listBare, listReal, saleBare, saleReal]) process.stdout.write(`${describeFigures(figures)}\n`);
-    const result = {
-      products: PRODUCTS,
-      seconds: SECONDS,
-      list: { bare: listBare, real: listReal, ratio: ratio(listBare, listReal) },
-      purchase: { bare: saleBare, real: saleReal, ratio: ratio(saleBare, saleReal) },
-    };
-    process.stdout.write(`GET /api/products: bare/real throughput ${result.list.ratio.throughput}×, p99 real/bare ${result.list.ratio.p99}×\n`);
-    process.stdout.write(`POST /api/purchases: bare/real throughput ${result.purchase.ratio.throughput}×, p99 real/bare ${result.purchase.ratio.p99}×\n`);
-    process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
-    const failures = [listReal, saleReal].filter((f) => f.non2xx > 0 || f.errors > 0);
+    for (const figures of [list.bare, list.real, purchase.bare, purchase.real]) process.stdout.write(`${describeFigures(figures)}\n`);
+    process.stdout.write(`${describeComparison('GET /api/products', list)}\n${describeComparison('POST /api/purchases', purchase)}\n`);
+    process.stdout.write(`RESULT ${JSON.stringify({ products: PRODUCTS, seconds: SECONDS, list, purchase })}\n`);
+    const failures = [list.real, purchase.real].filter((f) => f.non2xx > 0 || f.errors > 0);
     if (failures.length > 0) throw new Error(`non-2xx answers or errors under load: ${failures.map((f) => f.title).join(', ')}`);
   } finally {
     await bare.close();
