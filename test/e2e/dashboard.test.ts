@@ -88,9 +88,17 @@ test('a new owner goes from sign-in to a first delivered sale in the browser alo
     { name: 'ebook-pro.pdf', mimeType: 'application/pdf', buffer: Buffer.alloc(256 * 1024, 'p') },
     { name: 'ebook-pro.epub', mimeType: 'application/epub+zip', buffer: Buffer.alloc(64 * 1024, 'e') },
   ]);
+  // The bar follows the XHR's upload events; what it showed last is kept across the reload that follows.
+  await page.evaluate(() => {
+    const bar = document.querySelector<HTMLProgressElement>('form[data-upload] progress')!;
+    new MutationObserver(() => sessionStorage.setItem('upload-progress', `${bar.value}/${bar.max}`)).observe(bar, { attributes: true });
+  });
   await page.getByRole('button', { name: 'Upload' }).click();
   const versionRow = page.locator('tr[data-version="1.0.0"]');
   await versionRow.waitFor();
+  const [shown, total] = (await page.evaluate(() => sessionStorage.getItem('upload-progress')))!.split('/').map(Number);
+  expect(total).toBeGreaterThan(320 * 1024);
+  expect(shown).toBe(total);
   await expect(versionRow.textContent()).resolves.toMatch(/active/);
   await expect(versionRow.textContent()).resolves.toMatch(/ebook-pro\.pdf.*256\.0 KiB|ebook-pro\.epub/s);
 
