@@ -118,6 +118,17 @@ describe('the download page', () => {
     expect(file.status).toBe(410);
   });
 
+  test('a purchase whose version was deleted: the page says so and no file is served', async () => {
+    const { token, purchaseId } = await freshToken();
+    await h.orm.em.fork().execute('update purchase set version_id = null where id = ?', [purchaseId]);
+    const res = await fetch(`${base}/d/${token}`);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('This version has no files to download any more.');
+    expect(page).not.toContain('/files/');
+    expect((await fetch(fileUrl(token, bigId))).status).toBe(404);
+  });
+
   test.each([
     ['a well-formed random token', () => randomBytes(32).toString('base64url')],
     ['a short token', () => 'abc'],
@@ -141,6 +152,8 @@ describe('file downloads', () => {
     expect(res.headers.get('etag')).toBe(`"${sha256(big)}"`);
     expect(new Date(res.headers.get('last-modified')!).getTime()).not.toBeNaN();
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="ebook-pro.zip"; filename*=UTF-8''ebook-pro.zip`);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toContain('sandbox');
 
     const small = await fetch(fileUrl(token, product.fileId));
     expect(sha256(Buffer.from(await small.arrayBuffer()))).toBe(sha256(product.fileBytes));

@@ -50,6 +50,8 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           'cache-control': 'private, no-cache',
           'x-content-type-options': 'nosniff',
           'referrer-policy': 'no-referrer',
+          // An uploaded file is never a page of this origin, whatever its type says.
+          'content-security-policy': "default-src 'none'; sandbox",
         });
         const headers = request.headers;
         const notModified = headers['if-none-match'] !== undefined
