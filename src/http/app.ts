@@ -17,10 +17,14 @@ import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
 import { webhookRoutes } from './routes/webhooks';
-import { customerPageRoutes } from './routes/customer';
-import { downloadCompleteRoutes } from './routes/download-complete';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
+import { customerRoutes } from './routes/api/customers';
+import { webhookLogRoutes } from './routes/api/webhook-log';
+import { settingsRoutes } from './routes/api/settings';
+import { reportRoutes } from './routes/api/reports';
+import { customerPageRoutes } from './routes/customer';
+import { downloadCompleteRoutes } from './routes/download-complete';
 
 /** Everything the HTTP layer needs, built by the composition root (server.ts / main.ts / tests). */
 export interface AppDeps {
@@ -79,10 +83,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
   await app.register(webhookRoutes(deps));
-  await app.register(customerPageRoutes(deps));
-  await app.register(downloadCompleteRoutes(deps));
   await app.register(productRoutes(deps));
   await app.register(versionRoutes(deps));
+  await app.register(customerRoutes(deps));
+  await app.register(webhookLogRoutes(deps));
+  await app.register(settingsRoutes(deps));
+  await app.register(reportRoutes(deps));
+  await app.register(customerPageRoutes(deps));
+  await app.register(downloadCompleteRoutes(deps));
   await app.register(dashboardRoutes(deps));
   return app;
 }

@@ -1,16 +1,44 @@
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Customer, Product } from '../../../db/entities';
 import { ConflictError } from '../../../domain/errors';
 import { issueDownloadLink } from '../../../services/download-links';
+import { purchaseBatches, purchaseJson, PurchaseJsonSchema } from '../../../services/purchase-list';
 import { PurchaseFormSchema, validateSale } from '../../../services/purchases';
 import { formBodyOnly } from '../../form-body';
+import { jsonArrayStream } from '../../json-array-stream';
 import { principalOf } from '../../plugins/auth';
 import { purchaseFragment } from '../../views/purchase-fragment';
 import type { AppDeps } from '../../app';
+import { pageQuery } from './paging';
 
 export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
+    app.get('/api/purchases', {
+      config: { access: 'member' },
+      schema: {
+        summary: 'Every purchase of the organisation, newest first (streamed)',
+        description: 'The array is streamed in batches, so any number of purchases can be listed. '
+          + 'Without `limit` every purchase is listed; with `limit` and `after`, the next page starts after the '
+          + 'id of the last purchase of the previous page. An `after` that is not a purchase of the organisation is 404.',
+        tags: ['purchases'],
+        querystring: z.object(pageQuery('purchases', (limit) => limit.optional())),
+        // Documents what the stream carries: Fastify pipes a stream without the serializer.
+        response: {
+          200: {
+            description: 'JSON array of purchases, newest first',
+            content: { 'application/json': { schema: z.array(PurchaseJsonSchema) } },
+          },
+        },
+      },
+    }, async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const batches = await purchaseBatches(deps.orm.em.fork(), orgId, request.query);
+      // The typed reply only takes the array itself; the stream is sent through the untyped one.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(jsonArrayStream(batches, purchaseJson));
+    });
+
     app.post('/api/purchases', {
       config: { access: 'member', errorFormat: 'html-fragment' },
       preValidation: formBodyOnly,

@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { PLATFORMS } from '../../../domain/platforms';
+import { apiKeyInfo, ApiKeyInfoSchema, refreshApiKey } from '../../../services/api-keys';
+import {
+  configureIntegration, IntegrationInputSchema, IntegrationJsonSchema, listIntegrations,
+} from '../../../services/integration-settings';
+import { principalOf } from '../../plugins/auth';
+import type { AppDeps } from '../../app';
+
+/** Settings: the sales platforms' secrets (owner/admin) and each user's own API key (any role). */
+export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/api/settings/integrations', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'The six sales platforms: configured or not, and the webhook URL to give each',
+        tags: ['settings'],
+        response: { 200: z.array(IntegrationJsonSchema) },
+      },
+    }, async (request) => listIntegrations(deps.orm.em.fork(), principalOf(request).orgId, deps.config.baseUrl));
+
+    app.put('/api/settings/integrations/:platform', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Set a platform\'s secret (never returned)',
+        description: 'Body `{secret}`; for reseller-d-classic `{privateKey}`; for payments-c also an optional '
+          + '`{accountId}`, which another organisation must not have registered (409). Unknown platform: 404.',
+        tags: ['settings'],
+        // A string, not an enum: an unknown platform is a resource that does not exist (404), not bad input.
+        params: z.object({ platform: z.string().describe(PLATFORMS.join(', ')) }),
+        body: IntegrationInputSchema,
+        response: { 200: IntegrationJsonSchema },
+      },
+    }, async (request) => configureIntegration(
+      deps.orm.em.fork(), principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
+    ));
+
+    app.get('/api/settings/api-key', {
+      config: { access: 'member' },
+      schema: {
+        summary: 'The caller\'s own API key as the API Key page shows it (an addition to the spec)',
+        tags: ['settings'],
+        response: { 200: ApiKeyInfoSchema },
+      },
+    }, async (request) => apiKeyInfo(deps.orm.em.fork(), principalOf(request).userId));
+
+    app.post('/api/settings/api-key/refresh', {
+      config: { access: 'member' },
+      schema: {
+        summary: 'Mint a new key for the caller; the previous one fails at once',
+        description: 'The full key is in this answer only; afterwards only its prefix is shown.',
+        tags: ['settings'],
+        response: { 200: z.object({ apiKey: z.string() }) },
+      },
+    }, async (request) => ({ apiKey: await refreshApiKey(deps.orm.em.fork(), principalOf(request).userId) }));
+  };
+}
