@@ -47,12 +47,21 @@ function describeValidation(error: FastifyError): string {
   return error.message;
 }
 
+/**
+ * A malformed multipart body (no or bad boundary, cut short) surfaces from busboy, under
+ * @fastify/multipart, as a plain Error without a status: the client's mistake, not a 500.
+ */
+const MALFORMED_MULTIPART = /^(Multipart: Boundary not found|Unsupported Content-Type\.|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|The needle cannot)/;
+
 /** The one error handler: domain errors keep their status, 4xx keep theirs, 5xx never leak. */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof DomainError) return sendError(request, reply, error.status, error.message);
     if (error instanceof ObjectTooLargeError) return sendError(request, reply, 413, error.message);
     if (error.validation) return sendError(request, reply, 400, describeValidation(error));
+    if (error.statusCode === undefined && MALFORMED_MULTIPART.test(error.message)) {
+      return sendError(request, reply, 400, 'malformed multipart body');
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendError(request, reply, status, error.message);
     request.log.error({ err: error }, 'request failed');
