@@ -1,0 +1,75 @@
+import { startHarness, type Harness } from '../helpers/harness';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ worker: false });
+});
+afterAll(() => h?.close());
+
+/** Every /api path and method of the spec and decisions §3, written in full. */
+const API: Record<string, string[]> = {
+  '/api/products': ['get', 'post'],
+  '/api/products/{productId}': ['get', 'put'],
+  '/api/products/{productId}/versions': ['get', 'post'],
+  '/api/purchases': ['get', 'post'],
+  '/api/customers': ['get'],
+  '/api/webhook-deliveries': ['get'],
+  '/api/unmatched-skus': ['get'],
+  '/api/settings/integrations': ['get'],
+  '/api/settings/integrations/{platform}': ['put'],
+  '/api/settings/api-key/refresh': ['post'],
+  '/api/reports/downloads': ['get'],
+};
+
+interface OpenApi {
+  openapi: string;
+  paths: Record<string, Record<string, {
+    parameters?: Array<{ name: string; in: string }>;
+    responses?: Record<string, { content?: Record<string, { schema?: { type?: string; items?: { properties?: Record<string, unknown> } } }> }>;
+  }>>;
+}
+
+async function document(): Promise<OpenApi> {
+  const res = await h.app.inject({ method: 'GET', url: '/openapi.json' });
+  expect(res.statusCode).toBe(200);
+  return res.json() as OpenApi;
+}
+
+test('/openapi.json is OpenAPI 3 and lists every /api path of decisions §3 with its methods', async () => {
+  const doc = await document();
+  expect(doc.openapi).toMatch(/^3\./);
+  const listed = Object.fromEntries(Object.entries(API).map(([path]) => [path, Object.keys(doc.paths[path] ?? {}).sort()]));
+  const expected = Object.fromEntries(Object.entries(API).map(([path, methods]) => [path, expect.arrayContaining(methods)]));
+  expect(listed).toEqual(expected);
+});
+
+test('path parameters are declared, and nothing is documented outside /api with a ":param" path', async () => {
+  const doc = await document();
+  for (const path of Object.keys(doc.paths)) expect(path).not.toMatch(/\/:/);
+  const put = doc.paths['/api/settings/integrations/{platform}']?.put;
+  expect(put?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'platform', in: 'path' })]));
+});
+
+test('the streamed responses document what they carry', async () => {
+  const doc = await document();
+  const purchases = doc.paths['/api/purchases'].get.responses?.['200'].content?.['application/json']?.schema;
+  expect(purchases?.type).toBe('array');
+  expect(Object.keys(purchases?.items?.properties ?? {}).sort()).toEqual([
+    'amount', 'createdAt', 'currency', 'customer', 'externalOrderId', 'id', 'paymentMethod', 'productId',
+    'receiptSentAt', 'source', 'test', 'versionId',
+  ]);
+  expect(doc.paths['/api/reports/downloads'].get.responses?.['200'].content).toHaveProperty(['text/csv']);
+});
+
+test('/docs serves the OpenAPI UI', async () => {
+  const res = await h.app.inject({ method: 'GET', url: '/docs/' });
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toMatch(/text\/html/);
+});
+
+test('an unknown /api route is 404 {error}', async () => {
+  const res = await h.app.inject({ method: 'GET', url: '/api/nothing-here' });
+  expect(res.statusCode).toBe(404);
+  expect(res.json()).toEqual({ error: expect.any(String) });
+});

@@ -1,0 +1,180 @@
+import { Integration } from '../../src/db/entities';
+import { PLATFORMS } from '../../src/domain/platforms';
+import { startHarness, type Harness } from '../helpers/harness';
+import { seedOrganisation, seedUser } from '../helpers/seed';
+
+let h: Harness;
+let org: { orgId: string; apiKey: string };
+let other: { orgId: string; apiKey: string };
+
+beforeAll(async () => {
+  h = await startHarness({ worker: false });
+  org = await seedOrganisation(h);
+  other = await seedOrganisation(h);
+});
+afterAll(() => h?.close());
+
+const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
+
+function put(platform: string, body: unknown, apiKey = org.apiKey) {
+  return h.app.inject({
+    method: 'PUT', url: `/api/settings/integrations/${platform}`,
+    headers: { ...bearer(apiKey), 'content-type': 'application/json' }, payload: JSON.stringify(body),
+  });
+}
+const list = (apiKey = org.apiKey) => h.app.inject({ method: 'GET', url: '/api/settings/integrations', headers: bearer(apiKey) });
+const stored = (orgId: string, platform: string) => h.orm.em.fork().findOne(Integration, { organisation: orgId, platform: platform as never });
+
+describe('integrations', () => {
+  test('all six platforms, unconfigured, with the URL each must call', async () => {
+    const res = await list();
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as Array<{ platform: string; configured: boolean; webhookUrl: string; note?: string }>;
+    expect(body.map((i) => i.platform)).toEqual([...PLATFORMS]);
+    expect(body.every((i) => i.configured === false)).toBe(true);
+    const url = Object.fromEntries(body.map((i) => [i.platform, i.webhookUrl]));
+    expect(url).toEqual({
+      'storefront-a': `http://delivery.test/webhooks/${org.orgId}/storefront-a`,
+      'plugin-b': `http://delivery.test/webhooks/${org.orgId}/plugin-b`,
+      'payments-c': 'http://delivery.test/webhooks/payments-c',
+      'reseller-d': `http://delivery.test/webhooks/${org.orgId}/reseller-d`,
+      'reseller-d-classic': `http://delivery.test/webhooks/${org.orgId}/reseller-d-classic`,
+      'cart-e': `http://delivery.test/webhooks/${org.orgId}/cart-e`,
+    });
+    expect(body.find((i) => i.platform === 'cart-e')?.note).toMatch(/\?secret=/);
+  });
+
+  test('PUT sets the secret, answers without it, and the list shows it configured', async () => {
+    const res = await put('storefront-a', { secret: 'shpss_very-secret-value' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ platform: 'storefront-a', configured: true, webhookUrl: `http://delivery.test/webhooks/${org.orgId}/storefront-a` });
+    expect(res.body).not.toContain('very-secret');
+    expect((await stored(org.orgId, 'storefront-a'))?.secret).toBe('shpss_very-secret-value');
+    const listed = await list();
+    expect(listed.body).not.toContain('very-secret');
+    expect(listed.json().find((i: { platform: string }) => i.platform === 'storefront-a').configured).toBe(true);
+    // Another organisation's settings are its own.
+    expect((await list(other.apiKey)).json().every((i: { configured: boolean }) => !i.configured)).toBe(true);
+  });
+
+  test('a second PUT replaces the secret (one row per organisation and platform)', async () => {
+    await put('plugin-b', { secret: 'first' });
+    expect((await put('plugin-b', { secret: 'second' })).statusCode).toBe(200);
+    const rows = await h.orm.em.fork().find(Integration, { organisation: org.orgId, platform: 'plugin-b' });
+    expect(rows.map((r) => r.secret)).toEqual(['second']);
+  });
+
+  test('reseller-d-classic takes privateKey (secret accepted as the same thing)', async () => {
+    expect((await put('reseller-d-classic', { privateKey: 'pk-1' })).statusCode).toBe(200);
+    expect(await stored(org.orgId, 'reseller-d-classic')).toMatchObject({ privateKey: 'pk-1', secret: null });
+    expect((await put('reseller-d-classic', { secret: 'pk-2' })).statusCode).toBe(200);
+    expect(await stored(org.orgId, 'reseller-d-classic')).toMatchObject({ privateKey: 'pk-2', secret: null });
+    expect((await list()).json().find((i: { platform: string }) => i.platform === 'reseller-d-classic').configured).toBe(true);
+  });
+
+  test.each([
+    ['storefront-a', {}, 400],
+    ['storefront-a', { secret: '' }, 400],
+    ['storefront-a', { secret: '   ' }, 400],
+    ['storefront-a', { secret: 42 }, 400],
+    ['storefront-a', { secret: ['a'] }, 400],
+    ['storefront-a', { secret: 's', privateKey: 'k' }, 400],
+    ['storefront-a', { secret: 's', accountId: 'acct_1' }, 400],
+    ['reseller-d-classic', {}, 400],
+    ['reseller-d-classic', { privateKey: '' }, 400],
+    ['shopify', { secret: 's' }, 404],
+    ['download-complete', { secret: 's' }, 404],
+    ['STOREFRONT-A', { secret: 's' }, 404],
+  ])('PUT %s %j → %i {error}', async (platform, body, status) => {
+    const res = await put(platform, body);
+    expect(res.statusCode).toBe(status);
+    expect(res.json()).toEqual({ error: expect.any(String) });
+  });
+
+  test('a body that is not JSON is a clear 4xx', async () => {
+    const res = await h.app.inject({
+      method: 'PUT', url: '/api/settings/integrations/cart-e', headers: { ...bearer(org.apiKey), 'content-type': 'application/json' }, payload: '{"secret":',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: expect.any(String) });
+  });
+
+  test('a payments-c account id belongs to one organisation: another one gets 409', async () => {
+    expect((await put('payments-c', { secret: 'whsec_a', accountId: 'acct_shared' })).statusCode).toBe(200);
+    expect((await stored(org.orgId, 'payments-c'))?.accountId).toBe('acct_shared');
+    const clash = await put('payments-c', { secret: 'whsec_b', accountId: 'acct_shared' }, other.apiKey);
+    expect(clash.statusCode).toBe(409);
+    expect(clash.json()).toEqual({ error: expect.any(String) });
+    expect(await stored(other.orgId, 'payments-c')).toBeNull();
+    // The owner may set it again; without accountId it stays; an empty one removes it.
+    expect((await put('payments-c', { secret: 'whsec_a2', accountId: 'acct_shared' })).statusCode).toBe(200);
+    expect((await put('payments-c', { secret: 'whsec_a3' })).statusCode).toBe(200);
+    expect(await stored(org.orgId, 'payments-c')).toMatchObject({ secret: 'whsec_a3', accountId: 'acct_shared' });
+    expect((await put('payments-c', { secret: 'whsec_a3', accountId: '' })).statusCode).toBe(200);
+    expect((await stored(org.orgId, 'payments-c'))?.accountId).toBeNull();
+    expect((await put('payments-c', { secret: 'whsec_b', accountId: 'acct_shared' }, other.apiKey)).statusCode).toBe(200);
+  });
+
+  test('two organisations racing for one account id: exactly one wins', async () => {
+    for (let round = 0; round < 5; round++) {
+      const a = await seedOrganisation(h);
+      const b = await seedOrganisation(h);
+      const accountId = `acct_race_${round}`;
+      const results = await Promise.all([
+        put('payments-c', { secret: 'a', accountId }, a.apiKey),
+        put('payments-c', { secret: 'b', accountId }, b.apiKey),
+      ]);
+      expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+      expect(await h.orm.em.fork().count(Integration, { accountId })).toBe(1);
+    }
+  });
+
+  test('an admin may configure too', async () => {
+    const admin = await seedUser(h, org.orgId, 'admin');
+    expect((await put('reseller-d', { secret: 'rd' }, admin.apiKey)).statusCode).toBe(200);
+  });
+});
+
+describe('API key', () => {
+  const purchases = (headers: Record<string, string>) => h.app.inject({ method: 'GET', url: '/api/purchases', headers });
+
+  test('refresh mints a new key; the old one fails at once and the new one works', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const bystander = await seedUser(h, org.orgId, 'member');
+    expect((await purchases(bearer(user.apiKey))).statusCode).toBe(200);
+
+    const res = await h.app.inject({ method: 'POST', url: '/api/settings/api-key/refresh', headers: bearer(user.apiKey) });
+    expect(res.statusCode).toBe(200);
+    const { apiKey } = res.json() as { apiKey: string };
+    expect(apiKey).not.toBe(user.apiKey);
+    expect(apiKey.length).toBeGreaterThanOrEqual(40);
+
+    const old = await purchases(bearer(user.apiKey));
+    expect(old.statusCode).toBe(401);
+    expect(old.json()).toEqual({ error: expect.any(String) });
+    expect((await purchases({ 'x-api-key': user.apiKey })).statusCode).toBe(401);
+    expect((await purchases(bearer(apiKey))).statusCode).toBe(200);
+    expect((await purchases({ 'x-api-key': apiKey })).statusCode).toBe(200);
+    // Only the caller's own key changed.
+    expect((await purchases(bearer(bystander.apiKey))).statusCode).toBe(200);
+
+    const info = await h.app.inject({ method: 'GET', url: '/api/settings/api-key', headers: bearer(apiKey) });
+    expect(info.statusCode).toBe(200);
+    expect(Object.keys(info.json()).sort()).toEqual(['lastUsedAt', 'prefix']);
+    expect(apiKey.startsWith(info.json().prefix)).toBe(true);
+    expect(info.body).not.toContain(apiKey);
+  });
+
+  test('the API Key page shows when the key was last used', async () => {
+    const user = await seedUser(h, org.orgId, 'admin');
+    const headers = bearer(user.apiKey);
+    await purchases(headers);
+    // The last-used stamp is written off the request path: wait until it lands.
+    let lastUsedAt: string | null = null;
+    for (let i = 0; i < 50 && !lastUsedAt; i++) {
+      lastUsedAt = (await h.app.inject({ method: 'GET', url: '/api/settings/api-key', headers })).json().lastUsedAt;
+      if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(lastUsedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
