@@ -181,6 +181,20 @@ describe('POST /api/products/{productId}/versions', () => {
       await expectNothingLeft();
     });
 
+    test.each([
+      ['a body cut off inside a file', () => multipart([{ name: 'version', value: 'cut' }, small('cut.bin')]).subarray(0, 1500), `multipart/form-data; boundary=${BOUNDARY}`],
+      ['no boundary parameter', () => multipart([{ name: 'version', value: 'nb' }, small('nb.bin')]), 'multipart/form-data'],
+      ['a boundary that never occurs', () => multipart([{ name: 'version', value: 'wb' }, small('wb.bin')]), 'multipart/form-data; boundary=elsewhere'],
+      ['garbage', () => Buffer.from('\u0000\u0001 not multipart at all'), `multipart/form-data; boundary=${BOUNDARY}`],
+    ])('a malformed body (%s) → 400 {error}', async (_case, payload, type) => {
+      const res = await h.app.inject({
+        method: 'POST', url: `/api/products/${productId}/versions`, headers: { ...c.owner, 'content-type': type }, payload: payload(),
+      });
+      expect(res.statusCode).toBe(400);
+      expect(typeof res.json().error).toBe('string');
+      await expectNothingLeft();
+    });
+
     test('a duplicate version label sent first → 409 before any file is stored', async () => {
       const res = await upload(productId, [{ name: 'version', value: 'taken' }, small('dup.bin')]);
       expect(res.statusCode).toBe(409);
