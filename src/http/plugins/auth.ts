@@ -53,6 +53,8 @@ interface UserRow {
   organisation_id: string | null;
   role: Role;
   subscription_expires_on: string | null;
+  /** The stored last use is older than a minute (or unset): worth writing again. */
+  last_use_stale: boolean;
 }
 
 /**
@@ -67,13 +69,15 @@ export function registerAuth(app: FastifyInstance, orm: Orm, clock: () => Date):
     const em = orm.em.fork();
     let via: Principal['via'];
     let rows: UserRow[];
-    const select = `select u.id, u.organisation_id, u.role, o.subscription_expires_on::text as subscription_expires_on
+    const select = `select u.id, u.organisation_id, u.role, o.subscription_expires_on::text as subscription_expires_on,
+        coalesce(u.api_key_last_used_at < now() - interval '1 minute', true) as last_use_stale
       from app_user u left join organisation o on o.id = u.organisation_id`;
     if (key) {
       via = 'key';
       rows = await em.execute<UserRow[]>(`${select} where u.api_key_hash = ?`, [sha256Hex(key)]);
-      if (rows[0]) {
-        // Best effort, off the request path's critical section.
+      if (rows[0]?.last_use_stale) {
+        // Best effort and at most once a minute: writing one row on every request would cap every
+        // endpoint at that row's update rate.
         void em.execute('update app_user set api_key_last_used_at = now() where id = ?', [rows[0].id]).catch(() => undefined);
       }
     } else {
