@@ -10,7 +10,7 @@ import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
 import { registerAuth } from './plugins/auth';
-import { registerErrorHandler } from './plugins/error-handler';
+import { registerErrorHandler, sendError } from './plugins/error-handler';
 import { registerSession } from './plugins/session';
 import { sessionSecretOf } from '../security/session-secret';
 import { dashboardRoutes } from './routes/dashboard';
@@ -51,6 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     trustProxy: true,
     bodyLimit: 1024 * 1024,
+    // Errors Fastify raises before routing (bad URL encoding, an over-long path parameter) keep the
+    // error contract too, without echoing the path back.
+    frameworkErrors: (error, request, reply) =>
+      sendError(request, reply, error.statusCode ?? 400, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'path parameter too long' : 'malformed URL'),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

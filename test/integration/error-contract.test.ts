@@ -1,0 +1,26 @@
+import { startHarness, type Harness } from '../helpers/harness';
+import { seedOrganisation } from '../helpers/seed';
+
+let h: Harness;
+let apiKey: string;
+beforeAll(async () => {
+  h = await startHarness({ worker: false });
+  ({ apiKey } = await seedOrganisation(h));
+});
+afterAll(() => h?.close());
+
+const auth = () => ({ authorization: `Bearer ${apiKey}` });
+
+test('an unknown /api route is a JSON 404', async () => {
+  const res = await h.app.inject({ method: 'GET', url: '/api/nothing-here', headers: auth() });
+  expect(res.statusCode).toBe(404);
+  expect(res.json()).toEqual({ error: 'not found' });
+});
+
+test('an over-long path parameter keeps the {error} contract and does not echo the path', async () => {
+  const long = 'a'.repeat(500);
+  const res = await h.app.inject({ method: 'GET', url: `/api/products/${long}`, headers: auth() });
+  expect(res.statusCode).toBe(414);
+  expect(res.json()).toEqual({ error: 'path parameter too long' });
+  expect(res.body).not.toContain(long);
+});
