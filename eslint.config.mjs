@@ -8,7 +8,7 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'docs/**'] },
+  { ignores: ['dist/**', '.bench-build/**', 'node_modules/**', 'coverage/**', '.data/**', 'docs/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
