@@ -53,6 +53,7 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
             lines: items.map((i) => ({ sku: i.sku, reason: i.reason })),
             logUrl: `${config.baseUrl}/webhooks-log?platform=${encodeURIComponent(request.platform)}`,
           }),
+          { exclusive: true },
         );
       } catch (error) {
         // A permanently refused alert must not fail the fulfilment that triggered it; it is in

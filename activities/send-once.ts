@@ -13,45 +13,63 @@ export type SendOnce = (
   orgId: string,
   recipients: string[],
   render: (em: EntityManager) => Promise<RenderedMail>,
+  options?: { exclusive?: boolean },
 ) => Promise<void>;
 
+type Attempt = { error?: unknown; permanent?: string };
+
 /**
- * Sends one email at most once per business key. The key's sent-email row is locked while the
- * message goes out, so two activities with the same key (two runs alerting about one order)
- * send it once, and a retry after a success sends nothing. A 5xx rejection is permanent
- * (non-retryable, also for any later attempt with that key); anything else is thrown as is,
- * so Temporal retries it within the caller's window.
+ * Sends one email at most once per business key: a retry after a success sends nothing. A 5xx
+ * rejection is permanent (non-retryable, also for any later attempt with that key); anything else
+ * is thrown as is, so Temporal retries it within the caller's window.
+ *
+ * `exclusive` is for keys that two activities may send at the same time (two runs alerting about
+ * one order): the key's row stays locked while the message goes out, so only one sends it. Other
+ * keys name one attempt, which Temporal never runs twice at once; they hold no connection during
+ * SMTP (holding one per send would tie the database pool to the mail relay's speed).
  */
 export function createSendOnce({ orm, mailer }: Pick<ActivityDeps, 'orm' | 'mailer'>): SendOnce {
-  return async (businessKey, kind, orgId, recipients, render) => {
-    const attempt = await orm.em.fork().transactional(async (tx): Promise<{ error?: unknown; permanent?: string }> => {
-      await tx.execute(
-        `insert into sent_email (id, organisation_id, kind, business_key, recipients, subject, status, created_at)
-         values (gen_random_uuid(), ?, ?, ?, ?, '', 'sending', now()) on conflict (business_key) do nothing`,
-        [orgId, kind, businessKey, JSON.stringify(recipients)],
-      );
-      const log = await tx.findOneOrFail(SentEmail, { businessKey }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-      if (log.status === 'sent') return {};
-      if (log.status === 'failed') return { permanent: log.error ?? 'refused by the mail server' };
-      const mail = await render(tx);
-      log.subject = mail.subject;
-      try {
-        const { messageId } = await mailer.send({ to: recipients, ...mail });
-        Object.assign(log, { status: 'sent', messageId, sentAt: new Date(), error: null });
-        return {};
-      } catch (error) {
-        log.error = (error as Error).message;
-        if (isPermanentSmtpFailure(error)) {
-          log.status = 'failed';
-          return { permanent: log.error };
-        }
-        return { error };
-      }
-    });
-    if (attempt.permanent !== undefined) throw ApplicationFailure.nonRetryable(attempt.permanent, 'PermanentSmtpFailure');
-    if (attempt.error !== undefined) {
-      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: (attempt.error as Error).message });
-      throw attempt.error;
+  async function attempt(em: EntityManager, log: SentEmail, recipients: string[], render: (em: EntityManager) => Promise<RenderedMail>): Promise<Attempt> {
+    if (log.status === 'sent') return {};
+    if (log.status === 'failed') return { permanent: log.error ?? 'refused by the mail server' };
+    const mail = await render(em);
+    log.subject = mail.subject;
+    try {
+      const { messageId } = await mailer.send({ to: recipients, ...mail });
+      Object.assign(log, { status: 'sent', messageId, sentAt: new Date(), error: null });
+      return {};
+    } catch (error) {
+      log.error = (error as Error).message;
+      if (!isPermanentSmtpFailure(error)) return { error };
+      log.status = 'failed';
+      return { permanent: log.error };
+    } finally {
+      await em.flush();
+    }
+  }
+
+  return async (businessKey, kind, orgId, recipients, render, options = {}) => {
+    const claim = (em: EntityManager) => em.execute(
+      `insert into sent_email (id, organisation_id, kind, business_key, recipients, subject, status, created_at)
+       values (gen_random_uuid(), ?, ?, ?, ?, '', 'sending', now()) on conflict (business_key) do nothing`,
+      [orgId, kind, businessKey, JSON.stringify(recipients)],
+    );
+    let result: Attempt;
+    if (options.exclusive) {
+      result = await orm.em.fork().transactional(async (tx) => {
+        await claim(tx);
+        const log = await tx.findOneOrFail(SentEmail, { businessKey }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        return attempt(tx, log, recipients, render);
+      });
+    } else {
+      const em = orm.em.fork();
+      await claim(em);
+      result = await attempt(em, await em.findOneOrFail(SentEmail, { businessKey }), recipients, render);
+    }
+    if (result.permanent !== undefined) throw ApplicationFailure.nonRetryable(result.permanent, 'PermanentSmtpFailure');
+    if (result.error !== undefined) {
+      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: (result.error as Error).message });
+      throw result.error;
     }
   };
 }

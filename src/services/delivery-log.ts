@@ -3,8 +3,8 @@
  * and item outcomes as fulfilment reports them, with each entry's status derived from its items.
  * Shared by the front door and the `recordItemOutcomes` activity so both decide the same way.
  */
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WebhookDelivery, WebhookDeliveryItem } from '../db/entities';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type ItemOutcome } from '../domain/statuses';
@@ -34,54 +34,63 @@ export interface RecordedEntry {
 }
 
 /**
- * Records the entries of one delivery (several for a batch) in one transaction: an entry whose
- * items all have an outcome is final at once, the others are `Pending`. Each `unmatched` item
- * adds one to its SKU's counter (the Purchases page).
+ * Records the entries of one delivery (several for a batch) atomically: an entry whose items all
+ * have an outcome is final at once, the others are `Pending`. Each `unmatched` item adds one to
+ * its SKU's counter (the Purchases page). It is on the webhook's request path, so it is one
+ * statement (data-modifying CTEs: one round trip, one commit) rather than a transaction of several.
  */
 export async function recordEntries(em: EntityManager, orgId: string, entries: NewEntry[], now: Date): Promise<RecordedEntry[]> {
-  return em.transactional(async (tx) => {
-    const recorded: RecordedEntry[] = [];
-    for (const entry of entries) {
-      const outcomes = entry.items.map((i) => i.outcome);
-      const status = deliveryStatusOf(outcomes);
-      const delivery = tx.create(WebhookDelivery, {
-        organisation: orgId,
-        platform: entry.platform,
-        externalOrderId: entry.externalOrderId,
-        status,
-        unmatched: outcomes.includes('unmatched'),
-        test: entry.test,
-        workflowIds: entry.workflowIds,
-        receivedAt: now,
-        completedAt: status === 'Pending' ? null : now,
-      });
-      const items = entry.items.map((item, lineIndex) => tx.create(WebhookDeliveryItem, {
-        delivery,
-        lineIndex,
-        sku: item.sku,
-        product: item.productId,
-        outcome: item.outcome,
-        reason: item.reason,
-        workflowId: item.workflowId,
-      }));
-      recorded.push({ deliveryId: delivery.id, itemIds: items.map((i) => i.id) });
-    }
-    await tx.flush();
+  const recorded = entries.map((entry) => ({ deliveryId: randomUUID(), itemIds: entry.items.map(() => randomUUID()) }));
+  const params: unknown[] = [];
+  const deliveryRows: string[] = [];
+  const itemRows: string[] = [];
+  const unmatched = new Map<string, { platform: Platform; sku: string; count: number }>();
 
-    for (const entry of entries) {
-      for (const item of entry.items) {
-        if (item.outcome !== 'unmatched') continue;
-        await tx.execute(
-          `insert into unmatched_sku (id, organisation_id, platform, sku, count, last_seen_at)
-           values (gen_random_uuid(), ?, ?, ?, 1, ?)
-           on conflict (organisation_id, platform, sku)
-           do update set count = unmatched_sku.count + 1, last_seen_at = excluded.last_seen_at`,
-          [orgId, entry.platform, item.sku ?? '', now],
-        );
-      }
-    }
-    return recorded;
+  entries.forEach((entry, e) => {
+    const outcomes = entry.items.map((i) => i.outcome);
+    const status = deliveryStatusOf(outcomes);
+    deliveryRows.push('(?::uuid, ?::uuid, ?, ?, ?, ?::boolean, ?::boolean, ?::jsonb, ?::timestamptz, ?::timestamptz)');
+    params.push(
+      recorded[e].deliveryId, orgId, entry.platform, entry.externalOrderId, status, outcomes.includes('unmatched'),
+      entry.test, JSON.stringify(entry.workflowIds), now, status === 'Pending' ? null : now,
+    );
   });
+  entries.forEach((entry, e) => {
+    entry.items.forEach((item, lineIndex) => {
+      itemRows.push('(?::uuid, ?::uuid, ?::int, ?, ?::uuid, ?, ?, ?)');
+      params.push(recorded[e].itemIds[lineIndex], recorded[e].deliveryId, lineIndex, item.sku, item.productId, item.outcome, item.reason, item.workflowId);
+      if (item.outcome === 'unmatched') {
+        const sku = item.sku ?? '';
+        const key = `${entry.platform}\n${sku}`;
+        const counted = unmatched.get(key) ?? { platform: entry.platform, sku, count: 0 };
+        counted.count += 1;
+        unmatched.set(key, counted);
+      }
+    });
+  });
+  const counterRows = [...unmatched.values()].map((u) => {
+    params.push(orgId, u.platform, u.sku, u.count, now);
+    return '(gen_random_uuid(), ?::uuid, ?, ?, ?::int, ?::timestamptz)';
+  });
+
+  const statements = [
+    `insert into webhook_delivery (id, organisation_id, platform, external_order_id, status, unmatched, test, workflow_ids, received_at, completed_at)
+     values ${deliveryRows.join(', ')}`,
+    ...(itemRows.length > 0 ? [
+      `insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id)
+       values ${itemRows.join(', ')}`,
+    ] : []),
+    ...(counterRows.length > 0 ? [
+      `insert into unmatched_sku (id, organisation_id, platform, sku, count, last_seen_at)
+       values ${counterRows.join(', ')}
+       on conflict (organisation_id, platform, sku)
+       do update set count = unmatched_sku.count + excluded.count, last_seen_at = excluded.last_seen_at`,
+    ] : []),
+  ];
+  const last = statements.pop()!;
+  const sql = statements.length === 0 ? last : `with ${statements.map((st, i) => `s${i} as (${st})`).join(', ')} ${last}`;
+  await em.execute(sql, params);
+  return recorded;
 }
 
 /**

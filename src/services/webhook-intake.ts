@@ -9,7 +9,6 @@
  * out of reach 503 (recorded as `error`, so that the platform's retry fulfils the order).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProductSku } from '../db/entities';
 import type { Orm } from '../db/orm';
 import { NotFoundError, UnauthorizedError, UnavailableError, ValidationError } from '../domain/errors';
 import type { FulfilmentInput, OrderAlertRequest } from '../domain/fulfilment';
@@ -17,7 +16,7 @@ import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku } from '../domain/i
 import { fromMinorUnits } from '../domain/money';
 import { LINE_REASONS, planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
-import { alertDue } from '../domain/statuses';
+import { alertDue, type ProductStatus } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { subscriptionExpired } from '../http/plugins/auth';
 import type { FulfilmentClient } from '../temporal/client';
@@ -141,17 +140,17 @@ async function matchSkus(em: EntityManager, orgId: string, orders: NormalizedOrd
   const skus = [...new Set(orders.flatMap((o) => o.lines).flatMap((l) => (l.sku === null ? [] : [normaliseSku(l.sku)])))];
   const matches = new Map<string, MatchedProduct>();
   if (skus.length === 0) return matches;
-  const rows = await em.find(
-    ProductSku,
-    { organisation: orgId, sku: { $in: skus } },
-    { populate: ['product', 'product.activeVersion'] },
+  // One round trip on the request path: SKU, product and its active version together.
+  const rows = await em.execute<Array<{ sku: string; product_id: string; status: ProductStatus; live_version: boolean }>>(
+    `select ps.sku, p.id as product_id, p.status, coalesce(v.status = 'ready', false) as live_version
+     from product_sku ps
+     join product p on p.id = ps.product_id
+     left join product_version v on v.id = p.active_version_id
+     where ps.organisation_id = ? and ps.sku in (${skus.map(() => '?').join(', ')})`,
+    [orgId, ...skus],
   );
   for (const row of rows) {
-    matches.set(row.sku, {
-      productId: row.product.id,
-      status: row.product.status,
-      hasLiveVersion: row.product.activeVersion?.status === 'ready',
-    });
+    matches.set(row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version });
   }
   return matches;
 }

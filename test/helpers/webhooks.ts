@@ -3,7 +3,7 @@
  * are the shared samples' exact bytes (or byte-level edits of them); signatures come from
  * signFor, which does its crypto independently of src/webhooks.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Integration, WebhookDelivery } from '../../src/db/entities';
@@ -13,7 +13,11 @@ import type { Harness } from './harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from './seed';
 import { signFor } from './webhook-signing';
 
-export const FIXTURES = path.resolve(__dirname, '../../../shared/fixtures/webhooks');
+/** The shared samples beside the repository (found from the source tree and from the bench build). */
+export const FIXTURES = [
+  path.resolve(__dirname, '../../../shared/fixtures/webhooks'),
+  path.resolve(__dirname, '../../../../shared/fixtures/webhooks'),
+].find((dir) => existsSync(dir)) ?? path.resolve(__dirname, '../../../shared/fixtures/webhooks');
 
 const SAMPLE_FILES: Record<Platform, string> = {
   'storefront-a': 'storefront-a.json',
