@@ -25,9 +25,8 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
           expiresAt: link.expiresAt,
         });
       });
-      purchase.receiptStatus = 'sent';
-      purchase.receiptSentAt = new Date();
-      await em.flush();
+      // One statement (a flush would wrap it in a transaction of its own).
+      await em.nativeUpdate(Purchase, { id: purchaseId }, { receiptStatus: 'sent', receiptSentAt: new Date() });
     },
 
     /**

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Customer, Purchase, WebhookDelivery } from '../../src/db/entities';
-import type { Platform } from '../../src/domain/platforms';
+import { PLATFORMS, type Platform } from '../../src/domain/platforms';
 import { createWorker } from '../../src/temporal/worker';
 import { startHarness, type Harness } from '../helpers/harness';
 import { finalEntry, orderBody, SAMPLE_SKUS, seedWebhookOrg, send, settled } from '../helpers/webhooks';
@@ -16,15 +16,18 @@ describe('without a worker', () => {
   });
   afterAll(() => h?.close());
 
-  test('a delivery is answered and logged Pending before any fulfilment; a worker then finishes it', async () => {
+  test('every platform\'s delivery is answered and logged Pending before any fulfilment; a worker then finishes it', async () => {
     const org = await seedWebhookOrg(h);
-    const res = await send(h.app, 'reseller-d', org.orgId, orderBody('reseller-d', org.orgId));
-    expect(res.status).toBe(200);
     const em = h.orm.em.fork();
-    const entry = await em.findOneOrFail(WebhookDelivery, res.body.deliveryIds![0], { populate: ['items'] });
-    expect(entry.status).toBe('Pending');
-    expect(entry.completedAt).toBeNull();
-    expect(entry.items.getItems().map((i) => i.outcome)).toEqual([null, null]);
+    const deliveryIds: string[] = [];
+    for (const platform of PLATFORMS) {
+      const res = await send(h.app, platform, org.orgId, orderBody(platform, org.orgId));
+      expect([platform, res.status]).toEqual([platform, 200]);
+      const entry = await em.findOneOrFail(WebhookDelivery, res.body.deliveryIds![0], { populate: ['items'] });
+      expect([platform, entry.status, entry.completedAt]).toEqual([platform, 'Pending', null]);
+      expect(entry.items.getItems().map((i) => i.outcome)).toEqual(SAMPLE_SKUS[platform].map(() => null));
+      deliveryIds.push(entry.id);
+    }
     expect(await em.count(Purchase, { organisation: org.orgId })).toBe(0);
     expect(await em.count(Customer, { organisation: org.orgId })).toBe(0);
 
@@ -38,10 +41,11 @@ describe('without a worker', () => {
     });
     const running = worker.run();
     try {
-      const done = await finalEntry(h, entry.id);
-      expect(done.status).toBe('Success');
-      expect(done.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled', 'fulfilled']);
-      await settled(h, entry.id);
+      for (const id of deliveryIds) {
+        const done = await finalEntry(h, id);
+        expect([done.platform, done.status]).toEqual([done.platform, 'Success']);
+        await settled(h, id);
+      }
     } finally {
       worker.shutdown();
       await running;

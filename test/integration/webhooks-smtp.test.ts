@@ -48,6 +48,14 @@ describe('with the default retry window', () => {
     expect(purchase.receiptStatus).toBe('failed');
     expect(item.purchase?.id).toBe(purchase.id);
 
+    // Redelivered while the relay still refuses: the re-send fails again, and no second alert.
+    const refusedAgain = await send(h.app, 'cart-e', org.orgId, body);
+    const stillFailed = await finalEntry(h, refusedAgain.body.deliveryIds![0]);
+    expect(stillFailed.items.getItems().map((i) => [i.outcome, i.purchase?.id])).toEqual([['error', purchase.id]]);
+    await settled(h, stillFailed.id);
+    expect(h.mailbox.rejections().filter((r) => r.address === 'x@example.com')).toHaveLength(2);
+    expect(h.mailbox.messages().filter((m) => m.subject.includes('sale-550'))).toHaveLength(1);
+
     h.mailbox.setReject(undefined);
     const again = await send(h.app, 'cart-e', org.orgId, body);
     const resent = await finalEntry(h, again.body.deliveryIds![0]);
@@ -71,17 +79,29 @@ describe('with the default retry window', () => {
     expect(h.mailbox.messages().filter((m) => m.to.includes('x@example.com'))).toHaveLength(1);
   });
 
-  test('a 451 that clears within the window is retried and the receipt is delivered', async () => {
+  test('a 451 that clears within the window is retried and delivered; a delivery arriving meanwhile joins it as a duplicate', async () => {
     h.mailbox.setReject({ match: (a) => a === 'z@example.com', code: 451 });
-    const res = await send(h.app, 'cart-e', org.orgId, cartE(org, 'z@example.com', 'sale-451-clears'));
+    const body = cartE(org, 'z@example.com', 'sale-451-clears');
+    const first = await send(h.app, 'cart-e', org.orgId, body);
     await eventually(async () => (h.mailbox.rejections().some((r) => r.address === 'z@example.com') ? true : undefined), 20_000, 'a 451');
+    // The run is still retrying the receipt: this delivery joins it.
+    const meanwhile = await send(h.app, 'cart-e', org.orgId, body);
+    expect(meanwhile.status).toBe(200);
     h.mailbox.setReject(undefined);
-    const entry = await finalEntry(h, res.body.deliveryIds![0]);
+
+    const entry = await finalEntry(h, first.body.deliveryIds![0]);
     expect(entry.status).toBe('Success');
     expect(entry.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
-    await h.mailbox.waitFor((m) => m.to.includes('z@example.com'), 20_000);
+    const joined = await finalEntry(h, meanwhile.body.deliveryIds![0]);
+    expect(joined.status).toBe('Success');
+    expect(joined.items.getItems().map((i) => [i.outcome, i.purchase?.id])).toEqual([['duplicate', entry.items[0].purchase?.id]]);
+    expect(joined.workflowIds).toEqual(entry.workflowIds);
+    await settled(h, entry.id);
+
+    expect(h.mailbox.messages().filter((m) => m.to.includes('z@example.com'))).toHaveLength(1);
     const sends = (await h.orm.em.fork().find(SentEmail, { kind: 'receipt' })).filter((s) => s.recipients.includes('z@example.com'));
     expect(sends.map((s) => s.status)).toEqual(['sent']);
+    expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: 'sale-451-clears' })).toBe(1);
   });
 });
 
