@@ -25,6 +25,16 @@ const Received = z.object({
 const responses = { 200: Received, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 503: ErrorBody };
 const RawBody = z.unknown().describe('the platform\'s own payload (JSON or form), verified on its exact bytes');
 
+/** What each platform sends (documentation only: every type is read as raw bytes). */
+const CONSUMES: Record<Platform, string[]> = {
+  'storefront-a': ['application/json'],
+  'plugin-b': ['application/json', 'application/x-www-form-urlencoded'],
+  'payments-c': ['application/json'],
+  'reseller-d': ['application/json'],
+  'reseller-d-classic': ['application/x-www-form-urlencoded'],
+  'cart-e': ['application/x-www-form-urlencoded'],
+};
+
 function webhookRequestOf(request: FastifyRequest): WebhookRequest {
   const query: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(request.query as Record<string, unknown>)) {
@@ -66,6 +76,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           description: 'Verified on the raw bytes with the organisation\'s integration secret. 200 once recorded; fulfilment runs afterwards.',
           tags: ['webhooks'],
           security: [],
+          consumes: CONSUMES[platform],
           params: z.object({ orgId: z.string().describe('organisation id') }),
           body: RawBody,
           response: responses,
@@ -80,6 +91,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         description: 'The organisation is the event\'s metadata.org_id, else the integration whose account id matches `account`.',
         tags: ['webhooks'],
         security: [],
+        consumes: CONSUMES['payments-c'],
         body: RawBody,
         response: responses,
       },
