@@ -6,28 +6,11 @@
 import http from 'node:http';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct } from '../helpers/seed';
+import { prng, type Rng } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 40);
 
-/** mulberry32: small, fast, good enough to pick test cases reproducibly. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (max: number) => Math.floor(next() * max);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
-  const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
-  const text = (n: number, alphabet = 'abcXYZ019 -_.~%&=?/\\"\'{}[]<>:;,+*@!#$^|`\u00e9\u00ff') =>
-    Array.from({ length: n }, () => alphabet[int(alphabet.length)]).join('');
-  return { next, int, pick, bytes, text };
-}
-type Rng = ReturnType<typeof prng>;
 
 let h: Harness;
 let base: string;

@@ -9,26 +9,11 @@ import { PLATFORMS, type Platform } from '../../src/domain/platforms';
 import { startHarness, type Harness } from '../helpers/harness';
 import { signFor } from '../helpers/webhook-signing';
 import { orderBody, SECRETS, seedWebhookOrg, webhookPath, type WebhookOrg } from '../helpers/webhooks';
+import { prng, type Rng } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 600);
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
-  const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => int(256)));
-  return { next, int, pick, bytes };
-}
-type Rng = ReturnType<typeof prng>;
 
 const CONTENT_TYPES = [
   undefined, 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream',

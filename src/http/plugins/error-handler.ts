@@ -62,7 +62,9 @@ export function registerErrorHandler(app: FastifyInstance): void {
     if (error.statusCode === undefined && MALFORMED_MULTIPART.test(error.message)) {
       return sendError(request, reply, 400, 'malformed multipart body');
     }
-    const status = error.statusCode ?? 500;
+    // Every database connection busy (knex's acquire timeout) is overload, not a bug: the caller
+    // (a sales platform's retry, a browser) may try again.
+    const status = error.statusCode ?? (error.name === 'KnexTimeoutError' ? 503 : 500);
     if (status >= 400 && status < 500) return sendError(request, reply, status, error.message);
     request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, status === 503 ? 503 : 500, status === 503 ? 'service unavailable' : 'internal server error');
