@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
@@ -55,6 +55,7 @@ export default async function globalSetup(): Promise<void> {
   const workflowsPath = path.resolve(__dirname, '../../workflows');
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
+  started.push(() => rm(bundleDir, { recursive: true, force: true }));
   const bundlePath = path.join(bundleDir, 'workflows.js');
   await writeFile(bundlePath, bundle.code);
   process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
