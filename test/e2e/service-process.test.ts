@@ -34,13 +34,17 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   };
 }, 180_000);
+const spawned: ChildProcessWithoutNullStreams[] = [];
 afterAll(async () => {
+  // A test that times out never reaches its finally: no child may outlive the run.
+  for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await h?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 function start(script: string, extraEnv: NodeJS.ProcessEnv = {}): { child: ChildProcessWithoutNullStreams; output: () => string } {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src', script)], { cwd: ROOT, env: { ...env, ...extraEnv } });
+  spawned.push(child);
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
