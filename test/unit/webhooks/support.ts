@@ -76,3 +76,21 @@ export function edited(name: string, edit: (body: Record<string, unknown>) => vo
   edit(body);
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
+
+/**
+ * What every two-product sample (ebook-pro 29.00 + course-basic 49.00 USD, Sam Buyer, paid, live)
+ * parses to; only the order id differs between platforms.
+ */
+export function sampleOrder(externalOrderId: string): NormalizedOrder {
+  return {
+    externalOrderId,
+    customer: { email: 'buyer@example.com', name: 'Sam Buyer' },
+    currency: 'USD',
+    lines: [
+      { sku: 'ebook-pro', quantity: 1, amount: '29.00' },
+      { sku: 'course-basic', quantity: 1, amount: '49.00' },
+    ],
+    paid: true,
+    test: false,
+  };
+}
