@@ -24,3 +24,14 @@ test('an over-long path parameter keeps the {error} contract and does not echo t
   expect(res.json()).toEqual({ error: 'path parameter too long' });
   expect(res.body).not.toContain(long);
 });
+
+test('a mistyped page address gets an HTML page for a browser, JSON for everyone else', async () => {
+  const page = await h.app.inject({ method: 'GET', url: '/no-such-page', headers: { accept: 'text/html,application/xhtml+xml' } });
+  expect(page.statusCode).toBe(404);
+  expect(page.headers['content-type']).toMatch(/text\/html/);
+  expect(page.body).toContain('Page not found');
+  const api = await h.app.inject({ method: 'GET', url: '/api/no-such-thing', headers: { accept: 'text/html', ...auth() } });
+  expect(api.json()).toEqual({ error: 'not found' });
+  const plain = await h.app.inject({ method: 'GET', url: '/no-such-page' });
+  expect(plain.json()).toEqual({ error: 'not found' });
+});

@@ -53,6 +53,11 @@ function describeValidation(error: FastifyError): string {
  */
 const MALFORMED_MULTIPART = /^(Multipart: Boundary not found|Unsupported Content-Type\.|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|The needle cannot)/;
 
+const NOT_FOUND_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+  '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Page not found</title></head>' +
+  '<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem">' +
+  '<main><h1>Page not found</h1><p>There is no page at this address.</p><p><a href="/">Go to the dashboard</a></p></main></body></html>';
+
 /** The one error handler: domain errors keep their status, 4xx keep theirs, 5xx never leak. */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -69,5 +74,12 @@ export function registerErrorHandler(app: FastifyInstance): void {
     request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, status === 503 ? 503 : 500, status === 503 ? 'service unavailable' : 'internal server error');
   });
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, 'not found'));
+  app.setNotFoundHandler((request, reply) => {
+    // A person who mistypes a page address gets a page; API and webhook clients keep `{error}`.
+    const machinePath = /^\/(api|webhooks)(\/|$)/.test(request.url);
+    if (!machinePath && (request.headers.accept ?? '').includes('text/html')) {
+      return reply.code(404).type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
+    }
+    return sendError(request, reply, 404, 'not found');
+  });
 }
