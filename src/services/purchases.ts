@@ -6,6 +6,7 @@ import type { FulfilmentInput } from '../domain/fulfilment';
 import { normaliseAmount, normaliseCurrency } from '../domain/money';
 import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
 import { isUuid } from '../domain/uuid';
+import { isEmailAddress } from '../domain/email';
 
 const optionalField = z.string().trim().optional().transform((v) => (v ? v : undefined));
 
@@ -24,7 +25,6 @@ export const PurchaseFormSchema = z.object({
 });
 export type PurchaseForm = z.infer<typeof PurchaseFormSchema>;
 
-export const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface SaleContext {
   orgId: string;
@@ -56,7 +56,7 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
   if (form.customerId === 'new') {
     const email = form['newCustomer.email']?.toLowerCase();
     if (!email) throw new ValidationError('newCustomer.email is required when customerId is "new"');
-    if (!EMAIL_RE.test(email)) throw new ValidationError('newCustomer.email is not an email address');
+    if (!isEmailAddress(email)) throw new ValidationError('newCustomer.email is not an email address');
     const existing = await em.count(Customer, { organisation: ctx.orgId, email });
     if (existing > 0) throw new UnprocessableError('a customer with that email already exists');
     customer = { email, name: form['newCustomer.name'] ?? '' };

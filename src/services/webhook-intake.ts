@@ -29,7 +29,7 @@ import {
 import { paymentsCRouting } from '../webhooks/payments-c';
 import { adapters } from '../webhooks/registry';
 import { recordEntries, recordItemOutcomes, type NewEntry } from './delivery-log';
-import { EMAIL_RE } from './purchases';
+import { isEmailAddress } from '../domain/email';
 
 export interface IntakeDeps {
   orm: Orm;
@@ -182,7 +182,7 @@ function planDeliveries(
     const facts = {
       paid: order.paid,
       subscriptionExpired: subscriptionExpired(org.subscriptionExpiresOn, now),
-      hasCustomerEmail: email !== null && EMAIL_RE.test(email),
+      hasCustomerEmail: email !== null && isEmailAddress(email),
     };
     const currency = order.currency ?? NO_CURRENCY;
     const entry: NewEntry = { platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };

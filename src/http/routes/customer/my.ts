@@ -7,8 +7,8 @@ import type { AppDeps } from '../../app';
 import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
 import { sendPage } from './page-reply';
+import { isEmailAddress } from '../../../domain/email';
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_EMAIL_LENGTH = 320;
 
 /** Customers are stored by trimmed, lower-case email: the same form finds them. */
@@ -53,7 +53,7 @@ export function myRoutes(deps: AppDeps, limits: SelfServiceLimiters): FastifyPlu
       if (ipWait !== null) return sendTooManyRequests(reply, ipWait);
       const typed = request.body.email ?? '';
       const email = normaliseEmail(typed);
-      if (!EMAIL_RE.test(email) || email.length > MAX_EMAIL_LENGTH) {
+      if (!isEmailAddress(email) || email.length > MAX_EMAIL_LENGTH) {
         return sendPage(reply, 400, myFormPage({ error: 'Please enter the email address you used when you bought.', email: typed.slice(0, MAX_EMAIL_LENGTH) }));
       }
       const emailWait = await firstExceeded(request, limits.perEmail);
