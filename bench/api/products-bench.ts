@@ -13,6 +13,7 @@ import formbody from '@fastify/formbody';
 import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
 import { compare, describeComparison, describeFigures } from '../lib/load';
 import { startBenchWorld } from '../lib/world';
+import { runBenchmark } from '../lib/run';
 
 const PRODUCTS = 100;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -78,10 +79,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

@@ -19,6 +19,7 @@ import { createOrganisation } from '../../src/services/organisations';
 import { insertPurchases } from '../../test/helpers/bulk-purchases';
 import { createTestDatabase } from '../../test/helpers/database';
 import type { ServerMemory } from './purchases-list-server';
+import { runBenchmark } from '../lib/run';
 
 const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 const PURCHASES = Number(process.env.BENCH_PURCHASES ?? 1_000_000);
@@ -184,10 +185,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

@@ -13,6 +13,7 @@ import { createOrm } from '../../src/db/orm';
 import { buildApp } from '../../src/http/app';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { FulfilmentClient } from '../../src/temporal/client';
+import { exitOnFailure } from '../lib/run';
 
 export interface ServerMemory {
   rss: number;
@@ -43,7 +44,4 @@ async function main(): Promise<void> {
   process.send({ url });
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnFailure);

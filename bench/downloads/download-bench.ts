@@ -23,6 +23,8 @@ import { VersionFile } from '../../src/db/entities';
 import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
 import { seedPurchase } from '../../test/helpers/download-links';
 import { startBenchWorld } from '../lib/world';
+import { median } from '../lib/load';
+import { exitOnFailure, runBenchmark } from '../lib/run';
 
 const MIB = 1024 * 1024;
 const SIZE = Number(process.env.BENCH_DOWNLOAD_MIB ?? 1024) * MIB;
@@ -55,10 +57,7 @@ function runClient(url: string): void {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       process.send!({ bytes, ms, status: res.statusCode ?? 0 } satisfies Transfer, () => process.exit(0));
     });
-  }).on('error', (error) => {
-    process.stderr.write(`${error.stack}\n`);
-    process.exit(1);
-  });
+  }).on('error', exitOnFailure);
 }
 
 function transfer(url: string): Promise<Transfer> {
@@ -95,8 +94,6 @@ async function measured(url: string): Promise<Measured> {
     clearInterval(sampler);
   }
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const world = await startBenchWorld();
@@ -164,11 +161,5 @@ async function main(): Promise<void> {
 if (process.argv[2] === 'client') {
   runClient(process.argv[3]);
 } else {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-      process.exit(1);
-    },
-  );
+  runBenchmark(main);
 }

@@ -27,6 +27,7 @@ import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeFigures, type LoadFigures } from '../lib/load';
 import { startBenchWorld } from '../lib/world';
 import { signedOrders } from './signed-orders';
+import { exitOnFailure, runBenchmark } from '../lib/run';
 
 const RATE = Number(process.env.BENCH_RATE ?? 300);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -168,17 +169,8 @@ async function main(): Promise<void> {
 if (process.argv[2] === 'client') {
   runClient(JSON.parse(process.argv[3]) as ClientJob).then(
     (figures) => process.send!(figures, () => process.exit(0)),
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-      process.exit(1);
-    },
+    exitOnFailure,
   );
 } else {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-      process.exit(1);
-    },
-  );
+  runBenchmark(main);
 }

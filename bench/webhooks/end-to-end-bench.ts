@@ -17,6 +17,7 @@ import { seedWebhookOrg } from '../../test/helpers/webhooks';
 import { startBenchWorld } from '../lib/world';
 import type { noopFulfilment } from './noop-workflows';
 import { signedOrders } from './signed-orders';
+import { runBenchmark } from '../lib/run';
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 2000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 32);
@@ -132,10 +133,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBenchmark(main);
