@@ -2,8 +2,9 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 /**
  * Custom search attributes of the fulfilment workflows, so that an operator can find an order's
- * workflows in the Temporal UI. The embedded dev server registers them at start; a production
- * cluster needs them registered once (`temporal operator search-attribute create`).
+ * workflows in the Temporal UI. Every process registers the missing ones on its namespace at start
+ * (register-search-attributes.ts), so a fresh cluster needs no manual step; the embedded dev server
+ * is also started with them.
  */
 export const SEARCH_ATTRIBUTES = {
   OrgId: 'Keyword',

@@ -12,6 +12,7 @@ import type { IntegrationSecrets } from '../../src/webhooks/adapter';
 import type { Harness } from './harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from './seed';
 import { signFor } from './webhook-signing';
+import { sleep } from '../../src/dev/processes';
 
 /** The shared samples beside the repository (found from the source tree and from the bench build). */
 export const FIXTURES = [
@@ -188,10 +189,6 @@ export async function seedWebhookOrg(
   const ebook = await seedProduct(h, org.orgId, { slug: 'ebook-pro', name: 'Ebook Pro' });
   const course = await seedProduct(h, org.orgId, { slug: 'course-basic', name: 'Course Basic' });
   return { ...org, name, ebook, course };
-}
-
-async function sleep(ms: number) {
-  await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
