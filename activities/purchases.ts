@@ -66,11 +66,15 @@ export function purchaseActivities({ orm }: ActivityDeps) {
               [input.orgId, input.source, input.externalOrderId, input.productId],
             );
         const existingCustomer = (row as Row & { customer_id?: string }).customer_id;
+        const [reportedItem] = input.deliveryItemId === undefined ? [] : await tx.execute<Array<{ id: string }>>(
+          'select id from webhook_delivery_item where id = ? and outcome is not null', [input.deliveryItemId],
+        );
         return {
           purchaseId: row.id,
           customerId: existingCustomer ?? customerId,
           created: row.id === input.purchaseKey,
           receiptStatus: row.receipt_status,
+          ...(reportedItem ? { alreadyReported: true } : {}),
         };
       });
     },

@@ -33,6 +33,10 @@ const EnvSchema = z.object({
   EMAIL_RETRY_WINDOW: z.string().default('1h'),
   SESSION_SECRET: optionalText,
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
+  DISPATCH_LOOPS: z.coerce.number().int().min(0).max(16).default(2),
+  DISPATCH_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  DISPATCH_POLL_INTERVAL: z.string().default('1s'),
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -60,6 +64,10 @@ export interface Config {
   /** Undefined: generated once and kept under dataDir. */
   sessionSecret?: string;
   maxUploadBytes: number;
+  /** The outbox dispatcher of each API process (loops 0: this process dispatches nothing). */
+  dispatch: { loops: number; batchSize: number; pollIntervalMs: number };
+  /** Webhook requests one process works on at once; more are answered 503 with Retry-After at once. */
+  webhookMaxInFlight: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -77,12 +85,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  let emailRetryWindowMs: number;
-  try {
-    emailRetryWindowMs = parseDuration(e.EMAIL_RETRY_WINDOW);
-  } catch (err) {
-    throw new Error(`Invalid configuration: EMAIL_RETRY_WINDOW: ${(err as Error).message}`);
-  }
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DISPATCH_POLL_INTERVAL') => {
+    try {
+      return parseDuration(e[name]);
+    } catch (err) {
+      throw new Error(`Invalid configuration: ${name}: ${(err as Error).message}`);
+    }
+  };
   const config: Config = {
     port: e.PORT,
     host: e.HOST,
@@ -100,10 +109,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     fileStorageDir: path.resolve(e.FILE_STORAGE_DIR ?? path.join(dataDir, 'files')),
-    emailRetryWindowMs,
+    emailRetryWindowMs: duration('EMAIL_RETRY_WINDOW'),
     sessionSecret: e.SESSION_SECRET,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },
+    webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     logLevel: e.LOG_LEVEL,
   };
-  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal) });
+  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch) });
 }

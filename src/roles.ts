@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Config } from './config';
 import { createOrm, migrate, type Orm } from './db/orm';
-import { buildApp, type AppDeps } from './http/app';
+import { buildApp, type AppOptions } from './http/app';
 import { createMailer } from './mail/mailer';
 import { LocalDiskStorage } from './storage/local-disk-storage';
 import { connectTemporal, FulfilmentClient } from './temporal/client';
@@ -15,6 +15,8 @@ export interface CoreServices {
   orm: Orm;
   temporal: Client;
   fulfilment: FulfilmentClient;
+  /** Registers the service's search attributes on the namespace when missing. */
+  prepareTemporal(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,18 +26,22 @@ export interface Endpoints {
 }
 
 /**
- * Connects to PostgreSQL and Temporal, applies pending migrations (transactional, so concurrent
- * starters are safe) and registers missing search attributes.
+ * Connects to PostgreSQL and applies pending migrations (transactional, so concurrent starters are
+ * safe). The Temporal client connects on first use: an API process starts and records deliveries
+ * while Temporal is out of reach, and its dispatcher registers missing search attributes before
+ * its first start.
  */
 export async function connectCore(config: Readonly<Config>, endpoints: Endpoints): Promise<CoreServices & { applied: string[] }> {
   const orm = await createOrm(endpoints.databaseUrl);
   try {
     const applied = await migrate(orm);
-    const { connection, client: temporal } = await connectTemporal(endpoints.temporalAddress, config.temporal.namespace);
-    await ensureSearchAttributes(connection, config.temporal.namespace);
+    const { connection, client: temporal } = connectTemporal(endpoints.temporalAddress, config.temporal.namespace);
     return {
       config, orm, temporal, applied,
       fulfilment: new FulfilmentClient(temporal, config.temporal.taskQueue),
+      prepareTemporal: async () => {
+        await ensureSearchAttributes(connection, config.temporal.namespace);
+      },
       async close() {
         await connection.close();
         await orm.close(true);
@@ -54,11 +60,12 @@ export interface RunningApi {
 }
 
 /** The API role: builds the app and listens on HOST:PORT. */
-export async function startApi(core: CoreServices, extra: Pick<AppDeps, 'temporalUiUrl' | 'devMailbox'> = {}): Promise<RunningApi> {
+export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temporalUiUrl' | 'devMailbox'> = {}): Promise<RunningApi> {
   const app = await buildApp({
     config: core.config,
     orm: core.orm,
     fulfilment: core.fulfilment,
+    prepareTemporal: core.prepareTemporal,
     storage: new LocalDiskStorage(core.config.fileStorageDir),
     clock: () => new Date(),
     ...extra,

@@ -1,17 +1,39 @@
-import { ActivityFailure, ApplicationFailure, condition, log, proxyActivities, setHandler, uuid4 } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  uuid4,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type {
   FulfilmentInput,
   FulfilmentResult,
   ItemOutcomeReport,
+  OrderAlertRequest,
   RecordedPurchase,
 } from '../src/domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from './messages';
 
-const { recordPurchase, markReceiptFailed, recordItemOutcomes, sendOrderAlert } = proxyActivities<Activities>({
+/**
+ * Runs started from 2026-11-26 on take their database steps as local activities (one workflow
+ * task instead of three round trips through the engine) and re-send a failed receipt for a
+ * delivery that arrives after the failure (decisions §5, amended). Runs started before replay as
+ * they were recorded: remote database steps, no re-send rounds.
+ */
+export const LOCAL_DB_STEPS_PATCH = 'local-db-steps-and-resend-rounds';
+
+const DB_STEP_OPTIONS = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+} as const;
+const remoteDbSteps = proxyActivities<Activities>(DB_STEP_OPTIONS);
+const localDbSteps = proxyLocalActivities<Activities>(DB_STEP_OPTIONS);
+const { sendOrderAlert } = remoteDbSteps;
 
 /** The message of the failure at the bottom of an activity failure chain. */
 function rootMessage(error: unknown): string {
@@ -26,17 +48,32 @@ function isTimeout(error: unknown): boolean {
   return (error as { cause?: { name?: string } }).cause?.name === 'TimeoutFailure';
 }
 
+interface RoundResult {
+  outcome: FulfilmentResult['outcome'];
+  reason: string | null;
+}
+
 /**
  * Fulfils one product of one order: the purchase (with its customer), then the receipt with a
  * fresh download link. Keyed by organisation + source + order id + product, so duplicate
  * deliveries join one run; the purchase's unique key in PostgreSQL is the lasting guarantee.
+ *
+ * Delivery items are reported in rounds. Round 0 is the run's own: the item that started it gets
+ * the outcome, items that joined meanwhile are duplicates of it. An item that arrives after a
+ * receipt send failed opens the next round: the receipt is sent once more, that item gets the
+ * outcome, and those that join it are its duplicates.
  */
 export async function orderLineFulfilment(input: FulfilmentInput): Promise<FulfilmentResult> {
-  const attached: string[] = [];
+  const current = patched(LOCAL_DB_STEPS_PATCH);
+  const db = current ? localDbSteps : remoteDbSteps;
+  /** Each attached item with the round it joined: the run's failed sends when it arrived. */
+  const attached: Array<{ itemId: string; round: number }> = [];
+  const reported = new Set<string>();
+  let failedSends = 0;
   let recorded: RecordedPurchase | undefined;
   let recordFailure: string | undefined;
   setHandler(attachDeliveryItem, ({ itemId }) => {
-    if (!attached.includes(itemId)) attached.push(itemId);
+    if (!attached.some((a) => a.itemId === itemId)) attached.push({ itemId, round: failedSends });
   });
   setHandler(purchaseRecorded, async () => {
     await condition(() => recorded !== undefined || recordFailure !== undefined);
@@ -52,58 +89,99 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
     retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
   });
 
-  let outcome: FulfilmentResult['outcome'];
-  let reason: string | null = null;
+  async function send(purchaseId: string): Promise<RoundResult> {
+    try {
+      await sendReceipt({ purchaseId, sendKey: uuid4() });
+      return { outcome: 'fulfilled', reason: null };
+    } catch (error) {
+      // From here on a delivery that arrives is a redelivery after the failure, not a join.
+      if (current) failedSends += 1;
+      const reason = isTimeout(error)
+        ? 'receipt email could not be sent within the retry window'
+        : `receipt email failed: ${rootMessage(error)}`;
+      log.warn('receipt failed', { purchaseId, reason });
+      await db.markReceiptFailed({ purchaseId, reason });
+      return { outcome: 'error', reason };
+    }
+  }
+
+  /**
+   * Alerts run beside the rounds (current runs): a staff address that defers mail must not hold
+   * back a redelivery's re-send. Runs recorded before awaited each alert in turn.
+   */
+  const alertRuns: Promise<void>[] = [];
+  let alertsPending = 0;
+  async function alert(request: OrderAlertRequest): Promise<void> {
+    alertsPending += 1;
+    try {
+      await sendOrderAlert(request);
+    } finally {
+      alertsPending -= 1;
+    }
+  }
+
+  /**
+   * Reports the items of rounds up to `round`, including those attached while reporting (the
+   * server refuses to complete a run while a signal is unhandled, so none is lost).
+   */
+  async function report(round: number, starter: string | undefined, result: RoundResult): Promise<void> {
+    for (;;) {
+      const batch = attached.filter((a) => a.round <= round && !reported.has(a.itemId));
+      if (batch.length === 0) return;
+      const reports = batch.map(({ itemId }): ItemOutcomeReport => {
+        reported.add(itemId);
+        if (itemId === starter) return { itemId, outcome: result.outcome, reason: result.reason, purchaseId: recorded?.purchaseId ?? null };
+        return recorded
+          ? { itemId, outcome: 'duplicate', reason: null, purchaseId: recorded.purchaseId }
+          : { itemId, outcome: 'error', reason: result.reason, purchaseId: null };
+      });
+      const alerts = await db.recordItemOutcomes({ items: reports });
+      if (current) alertRuns.push(...alerts.map(alert));
+      else for (const request of alerts) await sendOrderAlert(request);
+    }
+  }
+
   try {
-    recorded = await recordPurchase({ ...input, purchaseKey: uuid4() });
+    recorded = await db.recordPurchase({ ...input, purchaseKey: uuid4() });
   } catch (error) {
     recordFailure = rootMessage(error);
   }
 
+  let result: RoundResult;
   if (!recorded) {
-    outcome = 'error';
-    reason = recordFailure ?? 'purchase could not be recorded';
-  } else if (!recorded.created && recorded.receiptStatus !== 'failed') {
-    outcome = 'duplicate';
+    result = { outcome: 'error', reason: recordFailure ?? 'purchase could not be recorded' };
+  } else if (recorded.alreadyReported || (!recorded.created && recorded.receiptStatus !== 'failed')) {
+    // Already recorded: by another run, or by this very item's earlier run (a repeated dispatch).
+    result = { outcome: 'duplicate', reason: null };
   } else if (!input.sendReceipt) {
-    outcome = 'fulfilled';
+    result = { outcome: 'fulfilled', reason: null };
   } else {
-    try {
-      await sendReceipt({ purchaseId: recorded.purchaseId, sendKey: uuid4() });
-      outcome = 'fulfilled';
-    } catch (error) {
-      reason = isTimeout(error)
-        ? 'receipt email could not be sent within the retry window'
-        : `receipt email failed: ${rootMessage(error)}`;
-      log.warn('receipt failed', { purchaseId: recorded.purchaseId, reason });
-      await markReceiptFailed({ purchaseId: recorded.purchaseId, reason });
-      outcome = 'error';
-    }
+    result = await send(recorded.purchaseId);
   }
 
-  // Report to every attached delivery item, including those whose signals arrive meanwhile (the
-  // server refuses to complete a run while a signal is unhandled, so none is lost). The item of
-  // the delivery that started the run gets its outcome; items of deliveries that joined it are
-  // duplicates of it, unless nothing was recorded at all.
-  let reported = 0;
-  while (reported < attached.length) {
-    const batch: ItemOutcomeReport[] = attached.slice(reported).map((itemId): ItemOutcomeReport => {
-      if (itemId === input.deliveryItemId) {
-        return { itemId, outcome, reason, purchaseId: recorded?.purchaseId ?? null };
-      }
-      return recorded
-        ? { itemId, outcome: 'duplicate', reason: null, purchaseId: recorded.purchaseId }
-        : { itemId, outcome: 'error', reason, purchaseId: null };
-    });
-    reported += batch.length;
-    const alerts = await recordItemOutcomes({ items: batch });
-    for (const alert of alerts) await sendOrderAlert(alert);
+  let round = 0;
+  let starter = input.deliveryItemId;
+  const unreported = () => attached.find((a) => !reported.has(a.itemId));
+  for (;;) {
+    await report(round, starter, result);
+    const next = unreported();
+    if (!next) {
+      if (alertsPending === 0) break;
+      await condition(() => alertsPending === 0 || unreported() !== undefined);
+      continue;
+    }
+    // Joined the current round while alerts went out: the next report takes it as a duplicate.
+    if (next.round <= round || !recorded) continue;
+    round = next.round;
+    starter = next.itemId;
+    result = await send(recorded.purchaseId);
   }
+  await Promise.all(alertRuns);
 
   return {
     purchaseId: recorded?.purchaseId ?? '',
     customerId: recorded?.customerId ?? '',
-    outcome,
-    reason,
+    outcome: result.outcome,
+    reason: result.reason,
   };
 }

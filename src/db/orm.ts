@@ -24,7 +24,9 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
       snapshot: false,
       silent: true,
     },
-    pool: { min: 0, max: 10 },
+    // Waiting over a second for a connection is overload: the caller gets 503 (a webhook within
+    // decisions §4's second) or an activity retries, instead of queueing for a minute.
+    pool: { min: 0, max: 20, acquireTimeoutMillis: 1_000 },
     debug: false,
     allowGlobalContext: false,
     ...overrides,

@@ -31,6 +31,11 @@ export interface RecordedPurchase {
   /** True when this run created it; false when the order was already recorded. */
   created: boolean;
   receiptStatus: ReceiptStatus;
+  /**
+   * The run's own delivery item already has its outcome: this run comes from a repeated outbox
+   * dispatch after an earlier run finished, and does nothing more.
+   */
+  alreadyReported?: boolean;
 }
 
 export interface FulfilmentResult {

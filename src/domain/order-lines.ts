@@ -33,7 +33,6 @@ export const LINE_REASONS = {
   archived: 'product is archived',
   notLive: 'product has no live version',
   noEmail: 'order has no customer email',
-  notStarted: 'fulfilment could not be started',
 } as const;
 
 /**

@@ -9,6 +9,7 @@ import type { Orm } from '../db/orm';
 import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
+import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerAuth } from './plugins/auth';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
 import { registerSession } from './plugins/session';
@@ -26,8 +27,8 @@ import { reportRoutes } from './routes/api/reports';
 import { customerPageRoutes } from './routes/customer';
 import { downloadCompleteRoutes } from './routes/download-complete';
 
-/** Everything the HTTP layer needs, built by the composition root (server.ts / main.ts / tests). */
-export interface AppDeps {
+/** What the composition root (server.ts / main.ts / tests) gives buildApp. */
+export interface AppOptions {
   config: Readonly<Config>;
   orm: Orm;
   fulfilment: FulfilmentClient;
@@ -38,13 +39,24 @@ export interface AppDeps {
   temporalUiUrl?: string;
   /** The embedded dev mailbox, when SMTP_URL is unset (shown in the dashboard). */
   devMailbox?: DevMailbox;
+  /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
+  prepareTemporal?: () => Promise<void>;
 }
 
-/** Builds the whole HTTP app (API, webhooks, dashboard, customer pages); never listens. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+/** Everything the routes use: the options plus the app's own outbox dispatcher. */
+export interface AppDeps extends AppOptions {
+  /** Routes that record outbox rows nudge it, so their workflows start at once. */
+  dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
+}
+
+/**
+ * Builds the whole HTTP app (API, webhooks, dashboard, customer pages) and its outbox dispatcher,
+ * which runs from `ready` to `close` (DISPATCH_LOOPS=0: none); never listens.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
-      level: deps.config.logLevel,
+      level: options.config.logLevel,
       // Secrets travel in headers and in cart-e's query string: keep them out of the logs.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
       serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]secret=)[^&]*/i, '$1[redacted]').replace(/^\/d\/[^/?#]+/, '/d/[token]') }) },
@@ -56,6 +68,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) =>
       sendError(request, reply, error.statusCode ?? 400, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'path parameter too long' : 'malformed URL'),
   });
+  const dispatcher = new WorkflowDispatcher({
+    orm: options.orm,
+    fulfilment: options.fulfilment,
+    ...options.config.dispatch,
+    prepare: options.prepareTemporal,
+    log: app.log,
+  });
+  app.addHook('onReady', async () => dispatcher.start());
+  app.addHook('onClose', async () => dispatcher.stop());
+  const deps: AppDeps = { ...options, dispatcher };
+
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);

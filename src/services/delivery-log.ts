@@ -3,13 +3,15 @@
  * and item outcomes as fulfilment reports them, with each entry's status derived from its items.
  * Shared by the front door and the `recordItemOutcomes` activity so both decide the same way.
  */
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { NewDispatch } from '../domain/dispatch';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type ItemOutcome } from '../domain/statuses';
+import { dispatchInsertSql } from './workflow-outbox';
 
 export interface NewItem {
+  id: string;
   sku: string | null;
   productId: string | null;
   /** Null for a line that a workflow fulfils; its outcome is reported later. */
@@ -19,6 +21,7 @@ export interface NewItem {
 }
 
 export interface NewEntry {
+  id: string;
   platform: Platform;
   externalOrderId: string;
   test: boolean;
@@ -27,38 +30,32 @@ export interface NewEntry {
   workflowIds: string[];
 }
 
-export interface RecordedEntry {
-  deliveryId: string;
-  /** Item ids in line order. */
-  itemIds: string[];
-}
-
 /**
- * Records the entries of one delivery (several for a batch) atomically: an entry whose items all
- * have an outcome is final at once, the others are `Pending`. Each `unmatched` item adds one to
- * its SKU's counter (the Purchases page). It is on the webhook's request path, so it is one
- * statement (data-modifying CTEs: one round trip, one commit) rather than a transaction of several.
+ * Records the entries of one delivery (several for a batch) and the workflow dispatches they need
+ * atomically (the outbox: accept = recorded, decisions §4): an entry whose items all have an outcome
+ * is final at once, the others are `Pending`. Each `unmatched` item adds one to its SKU's counter
+ * (the Purchases page). It is on the webhook's request path, so it is one statement
+ * (data-modifying CTEs: one round trip, one commit) rather than a transaction of several.
  */
-export async function recordEntries(em: EntityManager, orgId: string, entries: NewEntry[], now: Date): Promise<RecordedEntry[]> {
-  const recorded = entries.map((entry) => ({ deliveryId: randomUUID(), itemIds: entry.items.map(() => randomUUID()) }));
+export async function recordEntries(em: EntityManager, orgId: string, entries: NewEntry[], dispatches: NewDispatch[], now: Date): Promise<void> {
   const params: unknown[] = [];
   const deliveryRows: string[] = [];
   const itemRows: string[] = [];
   const unmatched = new Map<string, { platform: Platform; sku: string; count: number }>();
 
-  entries.forEach((entry, e) => {
+  entries.forEach((entry) => {
     const outcomes = entry.items.map((i) => i.outcome);
     const status = deliveryStatusOf(outcomes);
     deliveryRows.push('(?::uuid, ?::uuid, ?, ?, ?, ?::boolean, ?::boolean, ?::jsonb, ?::timestamptz, ?::timestamptz)');
     params.push(
-      recorded[e].deliveryId, orgId, entry.platform, entry.externalOrderId, status, outcomes.includes('unmatched'),
+      entry.id, orgId, entry.platform, entry.externalOrderId, status, outcomes.includes('unmatched'),
       entry.test, JSON.stringify(entry.workflowIds), now, status === 'Pending' ? null : now,
     );
   });
-  entries.forEach((entry, e) => {
+  entries.forEach((entry) => {
     entry.items.forEach((item, lineIndex) => {
       itemRows.push('(?::uuid, ?::uuid, ?::int, ?, ?::uuid, ?, ?, ?)');
-      params.push(recorded[e].itemIds[lineIndex], recorded[e].deliveryId, lineIndex, item.sku, item.productId, item.outcome, item.reason, item.workflowId);
+      params.push(item.id, entry.id, lineIndex, item.sku, item.productId, item.outcome, item.reason, item.workflowId);
       if (item.outcome === 'unmatched') {
         const sku = item.sku ?? '';
         const key = `${entry.platform}\n${sku}`;
@@ -87,10 +84,10 @@ export async function recordEntries(em: EntityManager, orgId: string, entries: N
        do update set count = unmatched_sku.count + excluded.count, last_seen_at = excluded.last_seen_at`,
     ] : []),
   ];
+  if (dispatches.length > 0) statements.push(dispatchInsertSql(dispatches, params));
   const last = statements.pop()!;
   const sql = statements.length === 0 ? last : `with ${statements.map((st, i) => `s${i} as (${st})`).join(', ')} ${last}`;
   await em.execute(sql, params);
-  return recorded;
 }
 
 /**

@@ -1,25 +1,25 @@
 /**
  * The webhook front door, without HTTP (decisions §4–§5): find the organisation, verify the
- * signature on the exact bytes, parse, decide each line (held, unmatched, to fulfil), record the
- * delivery log entries in one transaction, then start or join one fulfilment workflow per line to
- * fulfil. No fulfilment work happens here; every outcome is reported by the workflows.
+ * signature on the exact bytes, parse, decide each line (held, unmatched, to fulfil), and record
+ * the delivery log entries together with the workflow starts they need (the outbox) in one
+ * statement. Accept = recorded: the dispatcher starts or joins the workflows afterwards, so
+ * Temporal's speed or absence never decides the answer. Every outcome is reported by the workflows.
  *
  * Failures are DomainErrors, so the one error handler answers them: unknown organisation 404,
- * not configured or bad signature 401 (nothing recorded), verified but unreadable 400, Temporal
- * out of reach 503 (recorded as `error`, so that the platform's retry fulfils the order).
+ * not configured or bad signature 401 (nothing recorded), verified but unreadable 400.
  */
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
-import { NotFoundError, UnauthorizedError, UnavailableError, ValidationError } from '../domain/errors';
-import type { FulfilmentInput, OrderAlertRequest } from '../domain/fulfilment';
+import { NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors';
+import type { NewDispatch } from '../domain/dispatch';
 import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
 import { fromMinorUnits } from '../domain/money';
-import { LINE_REASONS, planLine, type MatchedProduct } from '../domain/order-lines';
+import { planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
 import { alertDue, type ProductStatus } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { subscriptionExpired } from '../http/plugins/auth';
-import type { FulfilmentClient } from '../temporal/client';
 import {
   WebhookParseError,
   type IntegrationSecrets,
@@ -28,19 +28,15 @@ import {
 } from '../webhooks/adapter';
 import { paymentsCRouting } from '../webhooks/payments-c';
 import { adapters } from '../webhooks/registry';
-import { recordEntries, recordItemOutcomes, type NewEntry } from './delivery-log';
+import { recordEntries, type NewEntry } from './delivery-log';
 import { isEmailAddress } from '../domain/email';
 
 export interface IntakeDeps {
   orm: Orm;
-  fulfilment: FulfilmentClient;
   clock: () => Date;
   emailRetryWindowMs: number;
-}
-
-/** The request's pino logger, or anything with the same `warn`. */
-export interface IntakeLog {
-  warn(details: object, message: string): void;
+  /** Told after each commit that added outbox rows, so they are dispatched at once. */
+  onRecorded: () => void;
 }
 
 /** Where a delivery was sent: an organisation's path, or payments-c's shared one. */
@@ -155,17 +151,10 @@ async function matchSkus(em: EntityManager, orgId: string, orders: NormalizedOrd
   return matches;
 }
 
-interface PlannedStart {
-  entryIndex: number;
-  lineIndex: number;
-  input: FulfilmentInput & { externalOrderId: string };
-}
-
 interface Plan {
   entries: NewEntry[];
-  starts: PlannedStart[];
-  /** Entries final at once as Error with nothing delivered: their alert goes out now. */
-  alerts: Array<{ entryIndex: number; request: Omit<OrderAlertRequest, 'deliveryId'> }>;
+  /** Fulfilment starts, and alerts of entries final at once as Error with nothing delivered. */
+  dispatches: NewDispatch[];
 }
 
 function planDeliveries(
@@ -176,8 +165,8 @@ function planDeliveries(
   matches: Map<string, MatchedProduct>,
   now: Date,
 ): Plan {
-  const plan: Plan = { entries: [], starts: [], alerts: [] };
-  orders.forEach((order, entryIndex) => {
+  const plan: Plan = { entries: [], dispatches: [] };
+  for (const order of orders) {
     const email = order.customer.email?.toLowerCase() ?? null;
     const facts = {
       paid: order.paid,
@@ -185,52 +174,63 @@ function planDeliveries(
       hasCustomerEmail: email !== null && isEmailAddress(email),
     };
     const currency = order.currency ?? NO_CURRENCY;
-    const entry: NewEntry = { platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };
-    order.lines.forEach((line, lineIndex) => {
+    const entry: NewEntry = { id: randomUUID(), platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };
+    for (const line of order.lines) {
+      const itemId = randomUUID();
       const product = line.sku === null ? undefined : matches.get(normaliseSku(line.sku));
       const decided = planLine(line.sku, product, facts);
       if (decided.kind === 'final') {
-        entry.items.push({ sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null });
-        return;
+        entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null });
+        continue;
       }
       const workflowId = fulfilmentWorkflowId(org.orgId, platform, order.externalOrderId, decided.productId);
-      entry.items.push({ sku: line.sku, productId: decided.productId, outcome: null, reason: null, workflowId });
+      entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: null, reason: null, workflowId });
       if (!entry.workflowIds.includes(workflowId)) entry.workflowIds.push(workflowId);
-      plan.starts.push({
-        entryIndex,
-        lineIndex,
-        input: {
-          orgId: org.orgId,
-          source: platform,
-          externalOrderId: order.externalOrderId,
-          productId: decided.productId,
-          customer: { email: email!, name: order.customer.name ?? '' },
-          // Unknown line amounts are recorded as zero in the order's currency, never guessed.
-          amount: line.amount ?? fromMinorUnits(0, currency)!,
-          currency,
-          paymentMethod: platform,
-          test: order.test,
-          sendReceipt: true,
-          emailRetryWindowMs: deps.emailRetryWindowMs,
+      plan.dispatches.push({
+        kind: 'fulfil-line',
+        workflowId,
+        orgId: org.orgId,
+        payload: {
+          itemId,
+          input: {
+            orgId: org.orgId,
+            source: platform,
+            externalOrderId: order.externalOrderId,
+            productId: decided.productId,
+            customer: { email: email!, name: order.customer.name ?? '' },
+            // Unknown line amounts are recorded as zero in the order's currency, never guessed.
+            amount: line.amount ?? fromMinorUnits(0, currency)!,
+            currency,
+            paymentMethod: platform,
+            test: order.test,
+            sendReceipt: true,
+            emailRetryWindowMs: deps.emailRetryWindowMs,
+            deliveryItemId: itemId,
+          },
         },
       });
-    });
+    }
     if (alertDue(entry.items.map((i) => i.outcome))) {
-      entry.workflowIds.push(alertWorkflowId(org.orgId, platform, order.externalOrderId));
-      plan.alerts.push({ entryIndex, request: { orgId: org.orgId, platform, externalOrderId: order.externalOrderId } });
+      const workflowId = alertWorkflowId(org.orgId, platform, order.externalOrderId);
+      entry.workflowIds.push(workflowId);
+      plan.dispatches.push({
+        kind: 'order-alert',
+        workflowId,
+        orgId: org.orgId,
+        payload: { orgId: org.orgId, platform, externalOrderId: order.externalOrderId, deliveryId: entry.id },
+      });
     }
     plan.entries.push(entry);
-  });
+  }
   return plan;
 }
 
 /**
- * Handles one delivery end to end (up to starting its workflows) and returns the ids of the log
+ * Handles one delivery up to its commit (entries, items, outbox rows) and returns the ids of the log
  * entries it recorded: none for an ignored event or plugin-b's activation ping.
  */
 export async function receiveDelivery(
   deps: IntakeDeps,
-  log: IntakeLog,
   target: IntakeTarget,
   request: WebhookRequest,
 ): Promise<string[]> {
@@ -261,33 +261,7 @@ export async function receiveDelivery(
 
   const matches = await matchSkus(em, org.orgId, orders);
   const plan = planDeliveries(deps, org, target.platform, orders, matches, now);
-  const recorded = await recordEntries(em, org.orgId, plan.entries, now);
-
-  const unstarted: string[] = [];
-  await Promise.all(plan.starts.map(async ({ entryIndex, lineIndex, input }) => {
-    const itemId = recorded[entryIndex].itemIds[lineIndex];
-    try {
-      await deps.fulfilment.fulfilLine({ ...input, deliveryItemId: itemId }, itemId);
-    } catch (error) {
-      log.warn({ err: error, itemId }, 'fulfilment could not be started');
-      unstarted.push(itemId);
-    }
-  }));
-
-  if (unstarted.length > 0) {
-    // Temporal is out of reach: log those lines as errors (final entries say so) and ask the
-    // platform to retry; its redelivery fulfils them, or alerts when that is still due.
-    await recordItemOutcomes(em, unstarted.map((itemId) => ({
-      itemId, outcome: 'error' as const, reason: LINE_REASONS.notStarted, purchaseId: null,
-    })));
-    throw new UnavailableError('fulfilment is unavailable, please retry');
-  }
-  try {
-    await Promise.all(plan.alerts.map(({ entryIndex, request: alert }) =>
-      deps.fulfilment.alert({ ...alert, deliveryId: recorded[entryIndex].deliveryId })));
-  } catch (error) {
-    log.warn({ err: error }, 'order alert could not be started');
-    throw new UnavailableError('fulfilment is unavailable, please retry');
-  }
-  return recorded.map((r) => r.deliveryId);
+  await recordEntries(em, org.orgId, plan.entries, plan.dispatches, now);
+  if (plan.dispatches.length > 0) deps.onRecorded();
+  return plan.entries.map((e) => e.id);
 }

@@ -6,23 +6,26 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
-import { alertWorkflowId, fulfilmentWorkflowId } from '../domain/ids';
-import type { FulfilmentInput, OrderAlertRequest, RecordedPurchase } from '../domain/fulfilment';
-import { freshLinksWorkflowId, type FreshLinksRequest } from '../domain/fresh-links';
+import type { DispatchRequest } from '../domain/dispatch';
+import { fulfilmentWorkflowId } from '../domain/ids';
+import type { FulfilmentInput, RecordedPurchase } from '../domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
 import type { freshLinks, orderAlert, orderLineFulfilment } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
 /**
- * How long the webhook front door lets Temporal take to start or join a run (the client's retries
- * may overrun it by about half). Past it the delivery is answered 503, so that the platform
- * retries, inside the platforms' own timeouts (5 s for the shortest).
+ * How long one start or signal may take before the dispatcher gives its row back to the outbox
+ * (the client's own retries may overrun it by about half). Nobody waits on it but the dispatcher.
  */
-const START_DEADLINE_MS = 2_500;
+const DISPATCH_DEADLINE_MS = 5_000;
 
-export async function connectTemporal(address: string, namespace: string): Promise<{ connection: Connection; client: Client }> {
-  const connection = await Connection.connect({ address });
+/**
+ * A client whose connection is made on first use: an API process starts, and accepts deliveries
+ * into the outbox, while Temporal is out of reach (decisions §4, amended).
+ */
+export function connectTemporal(address: string, namespace: string): { connection: Connection; client: Client } {
+  const connection = Connection.lazy({ address });
   return { connection, client: new Client({ connection, namespace }) };
 }
 
@@ -45,19 +48,49 @@ export class FulfilmentClient {
     ];
   }
 
-  /** Starts or joins the line's run and attaches a delivery item to it; returns the workflow id. */
-  async fulfilLine(input: FulfilmentInput & { externalOrderId: string }, itemId: string): Promise<string> {
-    const workflowId = fulfilmentWorkflowId(input.orgId, input.source, input.externalOrderId, input.productId);
-    await this.client.withDeadline(Date.now() + START_DEADLINE_MS, () => this.client.workflow.signalWithStart<typeof orderLineFulfilment, [{ itemId: string }]>('orderLineFulfilment', {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [input],
-      signal: attachDeliveryItem,
-      signalArgs: [{ itemId }],
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
-    }));
-    return workflowId;
+  /**
+   * Carries out one outbox row: starts or joins the run its workflow id names. Safe to repeat: a
+   * fulfilment run already open is joined (the item is attached once), an alert or fresh-links run
+   * already open is used as it is, and a closed run's business keys live in PostgreSQL.
+   */
+  async dispatch(request: DispatchRequest & { workflowId: string }): Promise<void> {
+    const deadline = Date.now() + DISPATCH_DEADLINE_MS;
+    const { workflowId } = request;
+    switch (request.kind) {
+      case 'fulfil-line': {
+        const { input, itemId } = request.payload;
+        await this.client.withDeadline(deadline, () => this.client.workflow.signalWithStart<typeof orderLineFulfilment, [{ itemId: string }]>('orderLineFulfilment', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [input],
+          signal: attachDeliveryItem,
+          signalArgs: [{ itemId }],
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
+        }));
+        return;
+      }
+      case 'order-alert': {
+        const alert = request.payload;
+        await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof orderAlert>('orderAlert', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [alert],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          typedSearchAttributes: this.searchAttributes(alert.orgId, alert.platform, alert.externalOrderId),
+        }));
+        return;
+      }
+      case 'fresh-links':
+        await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof freshLinks>('freshLinks', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [request.payload],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }));
+        return;
+    }
   }
 
   /**
@@ -77,35 +110,6 @@ export class FulfilmentClient {
     });
     const recorded = await this.client.workflow.executeUpdateWithStart(purchaseRecorded, { startWorkflowOperation });
     return { ...recorded, workflowId };
-  }
-
-  /** The alert of an entry recorded as Error at once; one run per order. */
-  async alert(request: OrderAlertRequest): Promise<string> {
-    const workflowId = alertWorkflowId(request.orgId, request.platform, request.externalOrderId);
-    await this.client.withDeadline(Date.now() + START_DEADLINE_MS, () => this.client.workflow.start<typeof orderAlert>('orderAlert', {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [request],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: this.searchAttributes(request.orgId, request.platform, request.externalOrderId),
-    }));
-    return workflowId;
-  }
-
-  /**
-   * Fresh download links by email (/my, or an expired link's button); the request path only starts
-   * it, within the same deadline as the front door, so a customer never waits on an unreachable Temporal.
-   */
-  async freshLinks(request: FreshLinksRequest): Promise<string> {
-    const workflowId = freshLinksWorkflowId(request.requestId);
-    await this.client.withDeadline(Date.now() + START_DEADLINE_MS, () => this.client.workflow.start<typeof freshLinks>('freshLinks', {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [request],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    }));
-    return workflowId;
   }
 
   handle(workflowId: string): WorkflowHandle {

@@ -58,7 +58,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const orm = await createOrm(database.url);
   await migrate(orm);
-  const { connection, client: temporal } = await connectTemporal(temporalAddress, config.temporal.namespace);
+  const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace);
   await ensureSearchAttributes(connection, config.temporal.namespace);
   const fulfilment = new FulfilmentClient(temporal, config.temporal.taskQueue);
   const mailer = createMailer(mailbox.url, config.mailFrom);

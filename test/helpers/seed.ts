@@ -6,10 +6,13 @@ import { addUser, createOrganisation } from '../../src/services/organisations';
 import type { Role } from '../../src/domain/statuses';
 import type { Harness } from './harness';
 
+/** What seeding writes to: a harness, or a benchmark's view of a running service. */
+export type SeedTarget = Pick<Harness, 'orm' | 'storage'>;
+
 let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}`;
 
-export async function seedOrganisation(h: Harness, options: { subscriptionExpires?: string; name?: string } = {}) {
+export async function seedOrganisation(h: SeedTarget, options: { subscriptionExpires?: string; name?: string } = {}) {
   const id = unique();
   return createOrganisation(h.orm.em.fork(), {
     name: options.name ?? `Org ${id}`,
@@ -20,7 +23,7 @@ export async function seedOrganisation(h: Harness, options: { subscriptionExpire
   });
 }
 
-export async function seedUser(h: Harness, orgId: string, role: Role) {
+export async function seedUser(h: SeedTarget, orgId: string, role: Role) {
   const email = `${role}-${unique()}@example.com`;
   return { email, ...(await addUser(h.orm.em.fork(), orgId, { email, password: 'correct horse battery', role })) };
 }
@@ -34,7 +37,7 @@ export interface SeededProduct {
 
 /** A product with one ready version holding one small file; `live` publishes it too. */
 export async function seedProduct(
-  h: Harness,
+  h: SeedTarget,
   orgId: string,
   options: { slug?: string; name?: string; status?: ProductStatus; skus?: string[]; withVersion?: boolean } = {},
 ): Promise<SeededProduct> {

@@ -10,7 +10,7 @@ import { Integration, WebhookDelivery } from '../../src/db/entities';
 import type { Platform } from '../../src/domain/platforms';
 import type { IntegrationSecrets } from '../../src/webhooks/adapter';
 import type { Harness } from './harness';
-import { seedOrganisation, seedProduct, type SeededProduct } from './seed';
+import { seedOrganisation, seedProduct, type SeededProduct, type SeedTarget } from './seed';
 import { signFor } from './webhook-signing';
 import { sleep } from '../../src/dev/processes';
 
@@ -142,8 +142,8 @@ async function post(receiver: Receiver, url: string, headers: Record<string, str
   return { status: res.status, text: await res.text() };
 }
 
-/** POSTs a delivery, signed as the platform would sign it. */
-export async function send(receiver: Receiver, platform: Platform, orgId: string, body: Buffer, options: SendOptions = {}): Promise<SentDelivery> {
+/** A delivery as the platform would send it: path with query, signed headers, body. */
+export function signedRequest(platform: Platform, orgId: string, body: Buffer, options: SendOptions = {}): { path: string; headers: Record<string, string>; body: Buffer } {
   const signed = options.unsigned
     ? { headers: {}, query: {} }
     : signFor(platform, body, options.secrets ?? SECRETS[platform], options.nowSeconds);
@@ -152,7 +152,13 @@ export async function send(receiver: Receiver, platform: Platform, orgId: string
     if (value !== undefined) headers[name] = value;
   }
   const query = new URLSearchParams({ ...signed.query, ...options.query }).toString();
-  const res = await post(receiver, `${webhookPath(platform, orgId)}${query ? `?${query}` : ''}`, headers, body);
+  return { path: `${webhookPath(platform, orgId)}${query ? `?${query}` : ''}`, headers, body };
+}
+
+/** POSTs a delivery, signed as the platform would sign it. */
+export async function send(receiver: Receiver, platform: Platform, orgId: string, body: Buffer, options: SendOptions = {}): Promise<SentDelivery> {
+  const request = signedRequest(platform, orgId, body, options);
+  const res = await post(receiver, request.path, request.headers, request.body);
   let parsed: SentDelivery['body'] = {};
   try {
     parsed = JSON.parse(res.text) as SentDelivery['body'];
@@ -162,7 +168,7 @@ export async function send(receiver: Receiver, platform: Platform, orgId: string
   return { status: res.status, body: parsed };
 }
 
-export async function configureIntegration(h: Harness, orgId: string, platform: Platform, secrets: IntegrationSecrets = SECRETS[platform]) {
+export async function configureIntegration(h: SeedTarget, orgId: string, platform: Platform, secrets: IntegrationSecrets = SECRETS[platform]) {
   const em = h.orm.em.fork();
   em.create(Integration, { organisation: orgId, platform, secret: secrets.secret ?? null, privateKey: secrets.privateKey ?? null, accountId: secrets.accountId ?? null });
   await em.flush();
@@ -178,7 +184,7 @@ export interface WebhookOrg {
 
 /** An organisation with every integration configured and the samples' two products live. */
 export async function seedWebhookOrg(
-  h: Harness,
+  h: SeedTarget,
   options: { subscriptionExpires?: string; platforms?: Platform[]; name?: string } = {},
 ): Promise<WebhookOrg & { name: string }> {
   const name = options.name ?? `Webhook org ${Math.random().toString(36).slice(2, 10)}`;
@@ -210,8 +216,18 @@ export async function finalEntry(h: Harness, deliveryId: string, timeoutMs = 30_
   }, timeoutMs, `entry ${deliveryId} to be final`);
 }
 
-/** Every workflow run of the entry, awaited to completion (so nothing of it is still in flight). */
+/**
+ * Every workflow run of the entry, dispatched from the outbox and awaited to completion (so
+ * nothing of it is still in flight).
+ */
 export async function settled(h: Harness, deliveryId: string): Promise<void> {
   const entry = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId);
+  await eventually(async () => {
+    const [{ waiting }] = await h.orm.em.fork().execute<Array<{ waiting: string }>>(
+      `select count(*) as waiting from workflow_dispatch where workflow_id in (${entry.workflowIds.map(() => '?').join(', ') || 'null'})`,
+      entry.workflowIds,
+    );
+    return Number(waiting) === 0 ? true : undefined;
+  }, 30_000, `the workflows of entry ${deliveryId} to be dispatched`);
   await Promise.all(entry.workflowIds.map((id) => h.temporal.workflow.getHandle(id).result().catch(() => undefined)));
 }

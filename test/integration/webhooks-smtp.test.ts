@@ -105,6 +105,52 @@ describe('with the default retry window', () => {
   });
 });
 
+describe('the re-send race (decisions §5, amended)', () => {
+  let h: Harness;
+  let org: WebhookOrg;
+  beforeAll(async () => {
+    h = await startHarness();
+    org = await seedWebhookOrg(h);
+  });
+  afterAll(() => h?.close());
+
+  test('a redelivery sent the moment the entry turns Error, while the failed run still sends its alert, re-sends the receipt once', async () => {
+    // The receipt is refused for good; the alert to the staff is deferred (451), so the failed run
+    // is still open, retrying its alert, when the redelivery arrives.
+    h.mailbox.setReject([
+      { match: (a) => a === 'race@example.com', code: 550 },
+      { match: (a) => a.startsWith('owner-'), code: 451 },
+    ]);
+    const body = cartE(org, 'race@example.com', 'sale-race');
+    const first = await send(h.app, 'cart-e', org.orgId, body);
+    const failed = await eventually(async () => {
+      const entry = await finalEntry(h, first.body.deliveryIds![0]);
+      return entry.status === 'Error' ? entry : undefined;
+    }, 30_000, 'the entry to turn Error');
+    h.mailbox.setReject({ match: (a) => a.startsWith('owner-'), code: 451 });
+    const redelivery = await send(h.app, 'cart-e', org.orgId, body);
+    expect(redelivery.status).toBe(200);
+
+    const resent = await finalEntry(h, redelivery.body.deliveryIds![0]);
+    expect(resent.items.getItems().map((i) => [i.outcome, i.purchase?.id])).toEqual([['fulfilled', failed.items[0].purchase?.id]]);
+    expect(resent.status).toBe('Success');
+    // It joined the failed run (still open): the same workflow, one run.
+    expect(resent.workflowIds).toEqual(failed.workflowIds);
+    const runs = [];
+    for await (const run of h.temporal.workflow.list({ query: `WorkflowId = "${failed.workflowIds[0]}"` })) runs.push(run.runId);
+    expect(runs).toHaveLength(1);
+
+    h.mailbox.setReject(undefined);
+    await h.mailbox.waitFor((m) => m.subject === 'Order sale-race from cart-e could not be fulfilled', 30_000);
+    await settled(h, failed.id);
+    expect(h.mailbox.messages().filter((m) => m.to.includes('race@example.com'))).toHaveLength(1);
+    expect(h.mailbox.rejections().filter((r) => r.address === 'race@example.com')).toHaveLength(1);
+    const purchase = await h.orm.em.fork().findOneOrFail(Purchase, { organisation: org.orgId, externalOrderId: 'sale-race' });
+    expect(purchase.receiptStatus).toBe('sent');
+    expect((await finalEntry(h, failed.id)).items.getItems().map((i) => i.outcome)).toEqual(['error']);
+  });
+});
+
 describe('with EMAIL_RETRY_WINDOW=5s', () => {
   let h: Harness;
   let org: WebhookOrg;

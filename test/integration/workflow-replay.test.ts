@@ -3,7 +3,10 @@
  * against the workflow code as it is now. Renaming an activity, reordering calls or changing
  * what a workflow awaits makes this fail before it breaks runs in flight in production.
  *
- * To record (after a deliberate, versioned change): RECORD_HISTORIES=1 npx jest test/integration/workflow-replay.test.ts
+ * Histories live in one folder per workflow shape (the day it shipped); every folder is replayed,
+ * so runs of an older shape still in flight stay safe. To record a new shape (after a deliberate,
+ * versioned change, e.g. behind `patched()`):
+ *   RECORD_HISTORIES=<yyyy-mm-dd> npx jest test/integration/workflow-replay.test.ts
  */
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,11 +27,12 @@ import {
 } from '../helpers/webhooks';
 
 const HISTORIES = path.resolve(__dirname, '../fixtures/histories');
-const recording = process.env.RECORD_HISTORIES === '1';
+const recordInto = process.env.RECORD_HISTORIES;
 
 /** Runs the scenarios whose histories are kept, and writes each run's history. */
 async function record(): Promise<void> {
   const h: Harness = await startHarness({ mailbox: { reject: { match: (a) => a === 'refused@example.com', code: 550 } } });
+  const folder = path.join(HISTORIES, recordInto!);
   try {
     const org: WebhookOrg = await seedWebhookOrg(h);
     const histories: Record<string, string> = {};
@@ -62,6 +66,20 @@ async function record(): Promise<void> {
     const duplicate = await deliver(cartE('replay-refused', 'refused@example.com'));
     await keep('fulfilment-duplicate', duplicate.workflowIds[0]);
 
+    // The re-send race: a redelivery joins the failed run while its alert is still deferred.
+    h.mailbox.setReject([
+      { match: (a) => a === 'race@example.com', code: 550 },
+      { match: (a) => a.startsWith('owner-'), code: 451 },
+    ]);
+    const raced = await send(h.app, 'cart-e', org.orgId, cartE('replay-race', 'race@example.com'));
+    const racedEntry = await finalEntry(h, raced.body.deliveryIds![0]);
+    h.mailbox.setReject({ match: (a) => a.startsWith('owner-'), code: 451 });
+    const redelivered = await send(h.app, 'cart-e', org.orgId, cartE('replay-race', 'race@example.com'));
+    await finalEntry(h, redelivered.body.deliveryIds![0]);
+    h.mailbox.setReject(undefined);
+    await settled(h, racedEntry.id);
+    await keep('fulfilment-resend-round', racedEntry.workflowIds[0]);
+
     const unmatched = edit(edit(withOrderId('storefront-a', orderBody('storefront-a', org.orgId), '424242'), '"sku": "ebook-pro"', '"sku": "nope-1"'), '"sku": "course-basic"', '"sku": "nope-2"');
     const alerted = await h.orm.em.fork().findOneOrFail(WebhookDelivery, (await send(h.app, 'storefront-a', org.orgId, unmatched)).body.deliveryIds![0]);
     await settled(h, alerted.id);
@@ -82,21 +100,21 @@ async function record(): Promise<void> {
     await h.temporal.workflow.getHandle(runs[0]).result();
     await keep('fulfilment-api-sale', runs[0]);
 
-    await mkdir(HISTORIES, { recursive: true });
+    await mkdir(folder, { recursive: true });
     for (const [name, json] of Object.entries(histories)) {
-      await writeFile(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(JSON.parse(json), null, 1)}\n`);
+      await writeFile(path.join(folder, `${name}.json`), `${JSON.stringify(JSON.parse(json), null, 1)}\n`);
     }
   } finally {
     await h.close();
   }
 }
 
-test('recorded workflow histories replay without nondeterminism', async () => {
-  if (recording) await record();
-  const files = (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort();
-  expect(files.length).toBeGreaterThanOrEqual(6);
+test('recorded workflow histories of every shape replay without nondeterminism', async () => {
+  if (recordInto) await record();
+  const files = (await readdir(HISTORIES, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
+  expect(files.length).toBeGreaterThanOrEqual(16);
   const histories = await Promise.all(files.map(async (file) => ({
-    workflowId: path.basename(file, '.json'),
+    workflowId: file.replace(/\.json$/, ''),
     history: temporal.api.history.v1.History.fromObject(JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8'))),
   })));
 

@@ -14,15 +14,16 @@ import { User } from './user.entity';
 import { VersionFile } from './version-file.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
+import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
   ActivityLogEntry, Customer, DownloadToken, Integration, Organisation, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
-  WebhookDelivery, WebhookDeliveryItem,
+  WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 };
 
 export const ENTITIES = [
   ActivityLogEntry, Customer, DownloadToken, Integration, Organisation, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
-  WebhookDelivery, WebhookDeliveryItem,
+  WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 ];

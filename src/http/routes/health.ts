@@ -1,6 +1,17 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { outboxBacklog } from '../../services/workflow-outbox';
 import type { AppDeps } from '../app';
+
+const Readiness = z.object({
+  ok: z.boolean().describe('the database answers: deliveries can be recorded'),
+  database: z.boolean(),
+  temporal: z.boolean().describe('detail, not a failure: deliveries wait in the outbox while Temporal is out of reach'),
+  outbox: z.object({
+    waiting: z.number().int().describe('workflow starts recorded but not yet taken by Temporal'),
+    oldestAgeSeconds: z.number().int().describe('age of the oldest of them'),
+  }).nullable().describe('null when the database does not answer'),
+});
 
 export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
@@ -10,22 +21,21 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
     app.get('/readyz', {
       schema: {
-        summary: 'The database and Temporal are reachable',
+        summary: 'Ready to accept work: the database answers (Temporal and the outbox backlog as detail)',
+        description: 'Accept = recorded (decisions §4, amended): a process whose database answers accepts deliveries even while '
+          + 'Temporal is out of reach, so only the database decides 200 or 503.',
         tags: ['health'],
-        response: {
-          200: z.object({ ok: z.boolean(), database: z.boolean(), temporal: z.boolean() }),
-          503: z.object({ ok: z.boolean(), database: z.boolean(), temporal: z.boolean() }),
-        },
+        response: { 200: Readiness, 503: Readiness },
       },
     }, async (_request, reply) => {
       const withTimeout = <T>(p: Promise<T>) =>
         Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref())]);
-      const [database, temporal] = await Promise.all([
-        withTimeout(deps.orm.em.fork().execute('select 1')).then(() => true, () => false),
+      const [outbox, temporal] = await Promise.all([
+        withTimeout(outboxBacklog(deps.orm.em.fork(), null)).catch(() => null),
         withTimeout(deps.fulfilment.ping()).then(() => true, () => false),
       ]);
-      const ok = database && temporal;
-      return reply.code(ok ? 200 : 503).send({ ok, database, temporal });
+      const database = outbox !== null;
+      return reply.code(database ? 200 : 503).send({ ok: database, database, temporal, outbox });
     });
   };
 }

@@ -11,6 +11,7 @@ import { PLATFORMS, type Platform } from '../../domain/platforms';
 import { receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
 import type { WebhookRequest } from '../../webhooks/adapter';
 import type { AppDeps } from '../app';
+import { sendError } from '../plugins/error-handler';
 
 /** Order notifications are small; anything larger is refused with 413 before it is read. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -51,12 +52,31 @@ function webhookRequestOf(request: FastifyRequest): WebhookRequest {
 export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   const intake = {
     orm: deps.orm,
-    fulfilment: deps.fulfilment,
     clock: deps.clock,
     emailRetryWindowMs: deps.config.emailRetryWindowMs,
+    onRecorded: () => deps.dispatcher.nudge(),
   };
 
   return async (app) => {
+    // Load shedding: past the in-flight limit a delivery is refused before its body is read, in
+    // milliseconds, with Retry-After; the platform retries it. Nothing is recorded for it, so
+    // nothing is lost, and the deliveries in hand keep the process's time and memory.
+    let inFlight = 0;
+    const counted = new WeakSet<FastifyRequest>();
+    const release = async (request: FastifyRequest) => {
+      if (counted.delete(request)) inFlight -= 1;
+    };
+    app.addHook('onRequest', async (request, reply) => {
+      if (inFlight >= deps.config.webhookMaxInFlight) {
+        reply.header('retry-after', '1');
+        return sendError(request, reply, 503, 'too many deliveries at once, please retry');
+      }
+      inFlight += 1;
+      counted.add(request);
+    });
+    app.addHook('onResponse', release);
+    app.addHook('onRequestAbort', release);
+
     // Only in this scope: every content type (JSON, form, none, anything) arrives as a Buffer.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
@@ -64,7 +84,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     });
 
     async function handle(request: FastifyRequest, target: IntakeTarget) {
-      const deliveryIds = await receiveDelivery(intake, request.log, target, webhookRequestOf(request));
+      const deliveryIds = await receiveDelivery(intake, target, webhookRequestOf(request));
       return { received: true as const, deliveryIds };
     }
 

@@ -62,7 +62,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
       if (wait !== null) return sendTooManyRequests(reply, wait);
       const link = await findDownloadLink(deps.orm.em.fork(), request.params.token, deps.clock());
       if (!link) return sendPage(reply, 404, unknownLinkPage());
-      await requestFreshLinks(deps, { purchaseId: link.purchaseId }, request.log);
+      await requestFreshLinks(deps, { purchaseId: link.purchaseId }, link.orgId);
       return sendPage(reply, 200, freshLinkSentPage());
     });
   };

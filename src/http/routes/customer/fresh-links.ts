@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
-import { UnavailableError } from '../../../domain/errors';
 import type { FreshLinksRequest } from '../../../domain/fresh-links';
+import { freshLinksWorkflowId } from '../../../domain/fresh-links';
+import { enqueueDispatches } from '../../../services/workflow-outbox';
 import type { AppDeps } from '../../app';
 
 /**
- * Starts the freshLinks workflow for one request (a new request id each time). When Temporal is out
- * of reach the customer gets a 503 page asking to try again, not a hanging request.
+ * Records a freshLinks run for one request (a new request id each time) in the outbox: the
+ * answer waits only for PostgreSQL, and the links go out once Temporal takes the row, even if it
+ * is out of reach right now. `orgId` is the purchase's organisation when the request names one.
  */
-export async function requestFreshLinks(deps: AppDeps, target: FreshLinksRequest['target'], log: FastifyBaseLogger): Promise<void> {
-  try {
-    await deps.fulfilment.freshLinks({ requestId: randomUUID(), target, emailRetryWindowMs: deps.config.emailRetryWindowMs });
-  } catch (error) {
-    log.warn({ err: error }, 'fresh links could not be started');
-    throw new UnavailableError('Links cannot be sent right now. Please try again in a few minutes.');
-  }
+export async function requestFreshLinks(deps: AppDeps, target: FreshLinksRequest['target'], orgId: string | null = null): Promise<void> {
+  const request: FreshLinksRequest = { requestId: randomUUID(), target, emailRetryWindowMs: deps.config.emailRetryWindowMs };
+  await enqueueDispatches(deps.orm.em.fork(), [
+    { kind: 'fresh-links', workflowId: freshLinksWorkflowId(request.requestId), orgId, payload: request },
+  ]);
+  deps.dispatcher.nudge();
 }

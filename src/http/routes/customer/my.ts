@@ -60,7 +60,7 @@ export function myRoutes(deps: AppDeps, limits: SelfServiceLimiters): FastifyPlu
       if (emailWait !== null) return sendTooManyRequests(reply, emailWait);
       // Started for every address: whether purchases exist is the workflow's business, so the
       // answer and its timing say nothing about it.
-      await requestFreshLinks(deps, { email }, request.log);
+      await requestFreshLinks(deps, { email });
       return sendPage(reply, 200, myRequestedPage());
     });
   };

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFoundError } from '../../../domain/errors';
@@ -8,6 +7,7 @@ import { searchCustomers, searchPurchases } from '../../../services/dashboard-li
 import { listProducts } from '../../../services/products';
 import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
+import { requestFreshLinks } from '../customer/fresh-links';
 import { principalOf } from '../../plugins/auth';
 import { CSRF_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
@@ -61,9 +61,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         : [];
       if (!rows[0]) throw new NotFoundError('purchase not found');
       // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own address.
-      await deps.fulfilment.freshLinks({
-        requestId: randomUUID(), target: { purchaseId }, emailRetryWindowMs: deps.config.emailRetryWindowMs,
-      });
+      await requestFreshLinks(deps, { purchaseId }, orgId);
       return sendFragment(reply, notice(`A fresh link is on its way to ${rows[0].email}.`));
     });
 

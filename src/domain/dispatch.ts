@@ -1,0 +1,33 @@
+/**
+ * The workflow starts and signals a recorded request owes Temporal (the transactional outbox of
+ * decisions §4, amended 2026-11-26): what each row carries, and how long a refused one waits.
+ */
+import type { FulfilmentInput, OrderAlertRequest } from './fulfilment';
+import type { FreshLinksRequest } from './fresh-links';
+
+export type FulfilLineDispatch = {
+  kind: 'fulfil-line';
+  /** Start or join the line's run and attach this delivery item to it. */
+  payload: { input: FulfilmentInput & { externalOrderId: string; deliveryItemId: string }; itemId: string };
+};
+export type OrderAlertDispatch = { kind: 'order-alert'; payload: OrderAlertRequest };
+export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksRequest };
+
+export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch;
+export type DispatchKind = DispatchRequest['kind'];
+
+/** One outbox row to write: the request, its workflow id, and its organisation when it has one. */
+export type NewDispatch = DispatchRequest & { workflowId: string; orgId: string | null };
+
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 30_000;
+
+/**
+ * How long a row waits after its `attempts`-th refusal: doubling from 0.5 s up to 30 s, spread by
+ * ±50 % (`random` in [0, 1)) so that rows refused together while Temporal was down do not all
+ * come back in the same instant.
+ */
+export function dispatchRetryDelayMs(attempts: number, random: number): number {
+  const base = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(base * (0.5 + random));
+}

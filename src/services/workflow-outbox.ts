@@ -1,0 +1,91 @@
+/**
+ * The outbox table (`workflow_dispatch`): rows are written in the same transaction as the request
+ * they serve, claimed by a dispatcher with `for update skip locked` (so two API processes never hold
+ * the same row), deleted once Temporal took them, and pushed back when it did not.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
+import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispatch';
+
+export type ClaimedDispatch = DispatchRequest & { id: string; workflowId: string; attempts: number };
+
+export interface DispatchFailure {
+  id: string;
+  error: string;
+  /** How long until the row may be tried again (from the database's clock). */
+  retryInMs: number;
+}
+
+/** What waits for the workflow engine: shown on /readyz and in the dashboard. */
+export interface OutboxBacklog {
+  waiting: number;
+  /** Age of the oldest waiting row, in seconds; 0 when none waits. */
+  oldestAgeSeconds: number;
+}
+
+/**
+ * `insert into workflow_dispatch …` for `dispatches`, its values appended to `params`: a statement
+ * that can stand alone or inside another statement's data-modifying CTE, so it commits with it.
+ * Due at once by the database's clock, the one every dispatcher compares with (an injected
+ * business clock plays no part in when work is done).
+ */
+export function dispatchInsertSql(dispatches: NewDispatch[], params: unknown[]): string {
+  const rows = dispatches.map((d) => {
+    params.push(randomUUID(), d.orgId, d.kind, d.workflowId, JSON.stringify(d.payload));
+    return '(?::uuid, ?::uuid, ?, ?, ?::jsonb, now(), now(), 0)';
+  });
+  return `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts)
+    values ${rows.join(', ')}`;
+}
+
+/** Records dispatches on their own (one statement). */
+export async function enqueueDispatches(em: EntityManager, dispatches: NewDispatch[]): Promise<void> {
+  if (dispatches.length === 0) return;
+  const params: unknown[] = [];
+  await em.execute(dispatchInsertSql(dispatches, params), params);
+}
+
+/**
+ * Locks up to `limit` due rows, oldest first, for the caller's transaction; rows another
+ * transaction holds are skipped, not waited for.
+ */
+export async function claimDueDispatches(tx: EntityManager, limit: number): Promise<ClaimedDispatch[]> {
+  const rows = await tx.execute<Array<{ id: string; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number }>>(
+    `select id, kind, workflow_id, payload, attempts from workflow_dispatch
+     where due_at <= now() order by due_at limit ? for update skip locked`,
+    [limit],
+  );
+  return rows.map((r) => ({ id: r.id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload, attempts: r.attempts }) as ClaimedDispatch);
+}
+
+/** Rows Temporal took: gone from the outbox. */
+export async function completeDispatches(tx: EntityManager, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.execute(`delete from workflow_dispatch where id in (${ids.map(() => '?').join(', ')})`, ids);
+}
+
+/** Rows Temporal did not take: tried again later, with the reason kept for operators. */
+export async function postponeDispatches(tx: EntityManager, failures: DispatchFailure[]): Promise<void> {
+  if (failures.length === 0) return;
+  const params: unknown[] = [];
+  const values = failures.map((f) => {
+    params.push(f.id, f.retryInMs, f.error.slice(0, 1000));
+    return '(?::uuid, ?::int, ?)';
+  });
+  await tx.execute(
+    `update workflow_dispatch d set attempts = d.attempts + 1, last_error = f.error,
+       due_at = now() + f.retry_in_ms * interval '1 millisecond'
+     from (values ${values.join(', ')}) as f(id, retry_in_ms, error) where d.id = f.id`,
+    params,
+  );
+}
+
+/** The outbox's backlog, for one organisation or (null) for all. */
+export async function outboxBacklog(em: EntityManager, orgId: string | null): Promise<OutboxBacklog> {
+  const [row] = await em.execute<Array<{ waiting: string; oldest_age: string | null }>>(
+    `select count(*) as waiting, extract(epoch from now() - min(created_at)) as oldest_age
+     from workflow_dispatch ${orgId === null ? '' : 'where organisation_id = ?'}`,
+    orgId === null ? [] : [orgId],
+  );
+  return { waiting: Number(row.waiting), oldestAgeSeconds: Math.max(0, Math.floor(Number(row.oldest_age ?? 0))) };
+}

@@ -1,0 +1,274 @@
+/**
+ * Accept = recorded (decisions §4, amended): the webhook answer waits only for PostgreSQL; the
+ * outbox rows it commits are dispatched to Temporal by whichever API process claims them.
+ * The harness's own app dispatches nothing here (DISPATCH_LOOPS=0), so each test decides which
+ * process dispatches, and when.
+ */
+import net from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../src/config';
+import { createOrm, type Orm } from '../../src/db/orm';
+import { Purchase, WebhookDelivery } from '../../src/db/entities';
+import type { DispatchRequest } from '../../src/domain/dispatch';
+import { buildApp } from '../../src/http/app';
+import { FulfilmentClient } from '../../src/temporal/client';
+import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
+import { startHarness, type Harness } from '../helpers/harness';
+import {
+  eventually,
+  finalEntry,
+  orderBody,
+  seedWebhookOrg,
+  send,
+  settled,
+  signedRequest,
+  withEmail,
+  type WebhookOrg,
+} from '../helpers/webhooks';
+
+let h: Harness;
+let org: WebhookOrg;
+
+beforeAll(async () => {
+  h = await startHarness({
+    env: { DISPATCH_LOOPS: '0' },
+    mailbox: { reject: { match: (a) => a.startsWith('refused'), code: 550 } },
+  });
+  org = await seedWebhookOrg(h);
+});
+afterAll(() => h?.close());
+
+const cartE = (orderId: string, email = 'buyer@example.com') => withEmail('cart-e', orderBody('cart-e', org.orgId, orderId), email);
+
+function withDispatch(config: Readonly<Config>, dispatch: Partial<Config['dispatch']>): Readonly<Config> {
+  return { ...config, dispatch: { ...config.dispatch, ...dispatch } };
+}
+
+/** An app as another API process would run it: the harness's database and Temporal, its own dispatcher. */
+async function apiProcess(fulfilment: FulfilmentClient = h.fulfilment, orm: Orm = h.orm): Promise<FastifyInstance> {
+  const app = await buildApp({ config: withDispatch(h.config, { loops: 2 }), orm, fulfilment, storage: h.storage, clock: () => new Date() });
+  await app.ready();
+  return app;
+}
+
+const unreachableTemporal = () => new FulfilmentClient(
+  new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }), namespace: h.config.temporal.namespace }),
+  h.config.temporal.taskQueue,
+);
+
+async function outboxRows(): Promise<Array<{ workflow_id: string; attempts: number; last_error: string | null }>> {
+  return h.orm.em.fork().execute('select workflow_id, attempts, last_error from workflow_dispatch order by created_at');
+}
+
+async function emptyOutbox(timeoutMs = 60_000): Promise<void> {
+  await eventually(async () => ((await outboxRows()).length === 0 ? true : undefined), timeoutMs, 'the outbox to drain');
+}
+
+test('a process that stopped between commit and dispatch: its rows are dispatched when an API process starts', async () => {
+  const res = await send(h.app, 'cart-e', org.orgId, cartE('crash-1'));
+  expect(res.status).toBe(200);
+  const [row] = await outboxRows();
+  expect(row.workflow_id).toContain('/cart-e/crash-1/');
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect((await h.orm.em.fork().findOneOrFail(WebhookDelivery, res.body.deliveryIds![0])).status).toBe('Pending');
+
+  const restarted = await apiProcess();
+  try {
+    const entry = await finalEntry(h, res.body.deliveryIds![0]);
+    expect(entry.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+    await emptyOutbox();
+  } finally {
+    await restarted.close();
+  }
+});
+
+test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz shows the backlog; all fulfilled once it is back', async () => {
+  const down = await apiProcess(unreachableTemporal());
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < 5; i += 1) {
+      const started = Date.now();
+      const res = await send(down, 'cart-e', org.orgId, cartE(`outage-${i}`));
+      expect(res.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      ids.push(res.body.deliveryIds![0]);
+    }
+    const refused = await eventually(async () => {
+      const rows = await outboxRows();
+      return rows.length === 5 && rows.every((r) => r.attempts >= 1) ? rows : undefined;
+    }, 30_000, 'every row to have been refused once');
+    expect(refused[0].last_error).toBeTruthy();
+    const ready = await down.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ ok: true, database: true, temporal: false, outbox: { waiting: 5 } });
+    for (const id of ids) expect((await h.orm.em.fork().findOneOrFail(WebhookDelivery, id)).status).toBe('Pending');
+  } finally {
+    await down.close();
+  }
+
+  const back = await apiProcess();
+  try {
+    for (const id of ids) {
+      expect((await finalEntry(h, id)).items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+    }
+    await emptyOutbox();
+    expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: { $like: 'outage-%' } })).toBe(5);
+    expect((await back.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ temporal: true, outbox: { waiting: 0 } });
+  } finally {
+    await back.close();
+  }
+});
+
+test('two API processes never hold the same row at once, and every row is dispatched once', async () => {
+  const orders = Array.from({ length: 120 }, (_, i) => `pair-${i}`);
+  const ids: string[] = [];
+  for (const orderId of orders) ids.push((await send(h.app, 'cart-e', org.orgId, cartE(orderId))).body.deliveryIds![0]);
+
+  const calls = new Map<string, number>();
+  let inFlight = new Set<string>();
+  let overlaps = 0;
+  const counting = (orm: Orm): WorkflowDispatcher => new WorkflowDispatcher({
+    orm,
+    fulfilment: {
+      async dispatch(request: DispatchRequest & { workflowId: string }) {
+        if (inFlight.has(request.workflowId)) overlaps += 1;
+        inFlight.add(request.workflowId);
+        calls.set(request.workflowId, (calls.get(request.workflowId) ?? 0) + 1);
+        try {
+          await h.fulfilment.dispatch(request);
+        } finally {
+          inFlight.delete(request.workflowId);
+        }
+      },
+    },
+    batchSize: 7,
+    loops: 2,
+    pollIntervalMs: 50,
+    log: { warn: () => undefined },
+  });
+  // Two pools, as two processes have.
+  const otherOrm = await createOrm(h.config.databaseUrl!);
+  const dispatchers = [counting(h.orm), counting(otherOrm)];
+  try {
+    dispatchers.forEach((d) => d.start());
+    await emptyOutbox();
+  } finally {
+    await Promise.all(dispatchers.map((d) => d.stop()));
+    await otherOrm.close(true);
+    inFlight = new Set();
+  }
+  expect(overlaps).toBe(0);
+  expect(calls.size).toBe(orders.length);
+  expect([...calls.values()].every((n) => n === 1)).toBe(true);
+  for (const id of ids) expect((await finalEntry(h, id)).status).toBe('Success');
+  expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: { $like: 'pair-%' } })).toBe(orders.length);
+});
+
+/** Records a delivery, keeps a copy of its outbox row, and lets a process dispatch it to the end. */
+async function deliveredWithRow(orderId: string, email: string): Promise<{ deliveryId: string; row: DispatchRequest & { workflowId: string } }> {
+  const res = await send(h.app, 'cart-e', org.orgId, cartE(orderId, email));
+  const [row] = await h.orm.em.fork().execute<Array<{ kind: DispatchRequest['kind']; workflow_id: string; payload: never }>>(
+    'select kind, workflow_id, payload from workflow_dispatch where workflow_id like ?', [`%/${orderId}/%`],
+  );
+  const app = await apiProcess();
+  try {
+    await finalEntry(h, res.body.deliveryIds![0]);
+    await settled(h, res.body.deliveryIds![0]);
+    await emptyOutbox();
+  } finally {
+    await app.close();
+  }
+  return { deliveryId: res.body.deliveryIds![0], row: { kind: row.kind, workflowId: row.workflow_id, payload: row.payload } as DispatchRequest & { workflowId: string } };
+}
+
+test('a row dispatched again after its run finished (a crash before the delete) changes nothing', async () => {
+  const email = 'twice@example.com';
+  const { deliveryId, row } = await deliveredWithRow('twice-1', email);
+  const before = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
+  expect(before.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+
+  await h.fulfilment.dispatch(row);
+  await h.temporal.workflow.getHandle(row.workflowId).result();
+  const after = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
+  expect(after.status).toBe('Success');
+  expect(after.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+  expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: 'twice-1' })).toBe(1);
+  expect(h.mailbox.messages().filter((m) => m.to.includes(email))).toHaveLength(1);
+});
+
+test('a row dispatched again after its receipt failed does not re-send it (only a new delivery does)', async () => {
+  const email = 'refused-twice@example.com';
+  const { deliveryId, row } = await deliveredWithRow('twice-2', email);
+  expect((await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId)).status).toBe('Error');
+  const attempts = h.mailbox.rejections().filter((r) => r.address === email).length;
+  expect(attempts).toBe(1);
+
+  await h.fulfilment.dispatch(row);
+  await h.temporal.workflow.getHandle(row.workflowId).result();
+  expect(h.mailbox.rejections().filter((r) => r.address === email)).toHaveLength(1);
+  const after = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
+  expect(after.items.getItems().map((i) => i.outcome)).toEqual(['error']);
+});
+
+test('over the in-flight limit a delivery is refused at once with 503 and Retry-After, and nothing is recorded for it', async () => {
+  const app = await buildApp({
+    config: { ...withDispatch(h.config, { loops: 0 }), webhookMaxInFlight: 2 },
+    orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+  });
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = new URL(base);
+  const sockets: net.Socket[] = [];
+  try {
+    // Two deliveries whose bodies are still arriving hold both places.
+    const held = ['shed-1', 'shed-2'].map((orderId) => {
+      const request = signedRequest('cart-e', org.orgId, cartE(orderId));
+      const socket = net.connect(Number(port), '127.0.0.1');
+      sockets.push(socket);
+      const head = `POST ${request.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${request.body.length}\r\n`
+        + `${Object.entries(request.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Connection: close\r\n\r\n`;
+      socket.write(head);
+      socket.write(request.body.subarray(0, 10));
+      let answer = '';
+      socket.on('data', (chunk) => { answer += chunk.toString(); });
+      return { socket, rest: request.body.subarray(10), answer: new Promise<string>((resolve) => socket.on('end', () => resolve(answer))) };
+    });
+    await eventually(async () => (held.every((r) => r.socket.bytesWritten > 0) ? true : undefined), 5_000, 'both requests to be sent');
+    await new Promise((r) => setTimeout(r, 200));
+
+    const started = Date.now();
+    const refused = await send(base, 'cart-e', org.orgId, cartE('shed-3'));
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatch(/retry/);
+
+    for (const r of held) r.socket.write(r.rest);
+    for (const answer of await Promise.all(held.map((r) => r.answer))) expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    const after = await send(base, 'cart-e', org.orgId, cartE('shed-3'));
+    expect(after.status).toBe(200);
+    const entries = await h.orm.em.fork().find(WebhookDelivery, { organisation: org.orgId, externalOrderId: { $like: 'shed-%' } });
+    expect(entries.map((e) => e.externalOrderId).sort()).toEqual(['shed-1', 'shed-2', 'shed-3']);
+  } finally {
+    sockets.forEach((s) => s.destroy());
+    await app.close();
+  }
+});
+
+test('a delivery that cannot be recorded (every database connection busy) is answered 503 within about a second', async () => {
+  const tiny = await createOrm(h.config.databaseUrl!, { pool: { min: 0, max: 1, acquireTimeoutMillis: 1_000 } });
+  const app = await apiProcess(h.fulfilment, tiny);
+  try {
+    const hold = tiny.em.fork().execute('select pg_sleep(3)');
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const res = await send(app, 'cart-e', org.orgId, cartE('busy-1'));
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(503);
+    expect(elapsed).toBeLessThan(1_500);
+    await hold;
+    expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: org.orgId, externalOrderId: 'busy-1' })).toBe(0);
+  } finally {
+    await app.close();
+    await tiny.close(true);
+  }
+});
