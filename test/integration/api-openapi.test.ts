@@ -62,6 +62,16 @@ test('the streamed responses document what they carry', async () => {
   expect(doc.paths['/api/reports/downloads'].get.responses?.['200'].content).toHaveProperty(['text/csv']);
 });
 
+test('the lists serialized by fast-json-stringify still document their zod response schemas', async () => {
+  const doc = await document();
+  const products = doc.paths['/api/products'].get.responses?.['200'].content?.['application/json']?.schema;
+  expect(Object.keys(products?.items?.properties ?? {}).sort()).toEqual(['activeVersion', 'product']);
+  const deliveries = doc.paths['/api/webhook-deliveries'].get.responses?.['200'].content?.['application/json']?.schema;
+  expect(Object.keys(deliveries?.items?.properties ?? {}).sort()).toEqual([
+    'completedAt', 'externalOrderId', 'id', 'items', 'platform', 'receivedAt', 'status', 'test', 'unmatched', 'workflowIds',
+  ]);
+});
+
 test('/docs serves the OpenAPI UI', async () => {
   const res = await h.app.inject({ method: 'GET', url: '/docs/' });
   expect(res.statusCode).toBe(200);

@@ -4,6 +4,7 @@ import {
   CreatedProductSchema, CreateProductSchema, createProduct, getProduct, listProducts, ProductListingSchema,
   ProductSchema, updateProduct, UpdateProductSchema,
 } from '../../../services/products';
+import { fastJsonSerializerCompiler } from '../../json-serializer';
 import { principalOf } from '../../plugins/auth';
 import type { AppDeps } from '../../app';
 
@@ -16,6 +17,7 @@ export function productRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/api/products', {
       config: { access: 'member' },
+      serializerCompiler: fastJsonSerializerCompiler,
       schema: {
         summary: 'List the organisation\'s products with their active versions, oldest first',
         tags: ['products'],

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PLATFORMS } from '../../../domain/platforms';
 import { DELIVERY_STATUSES } from '../../../domain/statuses';
 import { DeliveryJsonSchema, listDeliveries, UnmatchedSkusJsonSchema, unmatchedSkus } from '../../../services/webhook-log';
+import { fastJsonSerializerCompiler } from '../../json-serializer';
 import { principalOf } from '../../plugins/auth';
 import type { AppDeps } from '../../app';
 import { pageQuery } from './paging';
@@ -12,6 +13,7 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/api/webhook-deliveries', {
       config: { access: 'member' },
+      serializerCompiler: fastJsonSerializerCompiler,
       schema: {
         summary: 'The webhook delivery log, newest first',
         description: '100 entries per page by default (`limit` up to 1000); the next page starts `after` the id '
