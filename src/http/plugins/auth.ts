@@ -3,6 +3,7 @@ import { ForbiddenError, UnauthorizedError } from '../../domain/errors';
 import { isAdminRole, type Role } from '../../domain/statuses';
 import { sha256Hex } from '../../security/secrets';
 import type { Orm } from '../../db/orm';
+import { preparedRows } from '../../db/sql';
 
 /** Who is calling, once authenticated. */
 export interface Principal {
@@ -57,6 +58,12 @@ interface UserRow {
   last_use_stale: boolean;
 }
 
+const SELECT_USER = `select u.id, u.organisation_id, u.role, o.subscription_expires_on::text as subscription_expires_on,
+    coalesce(u.api_key_last_used_at < now() - interval '1 minute', true) as last_use_stale
+  from app_user u left join organisation o on o.id = u.organisation_id`;
+const USER_BY_KEY = `${SELECT_USER} where u.api_key_hash = ?`;
+const USER_BY_ID = `${SELECT_USER} where u.id = ?`;
+
 /**
  * API-key (Bearer or X-API-Key) or dashboard-session authentication, and the role check, in
  * onRequest: both come before body validation (a member gets 403, not 400).
@@ -66,15 +73,14 @@ export function registerAuth(app: FastifyInstance, orm: Orm, clock: () => Date):
 
   async function authenticate(request: FastifyRequest): Promise<Principal> {
     const key = apiKeyOf(request);
+    // Read on every request, never cached: a refreshed key, a changed role or a removed user
+    // counts from the next request on, whichever process served the change.
     const em = orm.em.fork();
     let via: Principal['via'];
     let rows: UserRow[];
-    const select = `select u.id, u.organisation_id, u.role, o.subscription_expires_on::text as subscription_expires_on,
-        coalesce(u.api_key_last_used_at < now() - interval '1 minute', true) as last_use_stale
-      from app_user u left join organisation o on o.id = u.organisation_id`;
     if (key) {
       via = 'key';
-      rows = await em.execute<UserRow[]>(`${select} where u.api_key_hash = ?`, [sha256Hex(key)]);
+      rows = await preparedRows<UserRow>(em, USER_BY_KEY, [sha256Hex(key)]);
       if (rows[0]?.last_use_stale) {
         // Best effort and at most once a minute: writing one row on every request would cap every
         // endpoint at that row's update rate.
@@ -84,7 +90,7 @@ export function registerAuth(app: FastifyInstance, orm: Orm, clock: () => Date):
       const userId = (await app.sessionUserId?.(request)) ?? null;
       if (!userId) throw new UnauthorizedError('missing or invalid API key');
       via = 'session';
-      rows = await em.execute<UserRow[]>(`${select} where u.id = ?`, [userId]);
+      rows = await preparedRows<UserRow>(em, USER_BY_ID, [userId]);
     }
     const user = rows[0];
     if (!user) throw new UnauthorizedError('missing or invalid API key');
