@@ -1,6 +1,6 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { PLATFORMS, type Platform } from '../domain/platforms';
 import { DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliveryStatus } from '../domain/statuses';
@@ -47,13 +47,30 @@ export interface DeliveryQuery {
   limit: number;
 }
 
-type DeliveryRow = Omit<DeliveryJson, 'items'>;
-type ItemRow = DeliveryJson['items'][number] & { deliveryId: string };
+/**
+ * One page of the log with each entry's lines, in one statement: the page is cut first, so lines
+ * are read for its entries only; an entry's lines come as one JSON array, in line order.
+ * Bindings: those of `where`, then the limit.
+ */
+const pageSql = (where: string) => `
+  select d.id, d.platform, d.external_order_id as "externalOrderId", d.status, d.unmatched, d.test,
+    coalesce(i.items, '[]') as items,
+    ${isoUtc('d.received_at')} as "receivedAt", ${isoUtc('d.completed_at')} as "completedAt", d.workflow_ids as "workflowIds"
+  from (
+    select id, platform, external_order_id, status, unmatched, test, received_at, completed_at, workflow_ids
+    from webhook_delivery where ${where} order by received_at desc, id desc limit ?
+  ) d
+  left join lateral (
+    select json_agg(json_build_object('sku', sku, 'productId', product_id, 'outcome', outcome, 'reason', reason,
+      'purchaseId', purchase_id) order by line_index) as items
+    from webhook_delivery_item where delivery_id = d.id
+  ) i on true
+  order by d.received_at desc, d.id desc`;
 
 /** The delivery log, newest first, one page at a time, each entry with its lines in order. */
 export async function listDeliveries(em: EntityManager, orgId: string, query: DeliveryQuery): Promise<DeliveryJson[]> {
   const where = ['organisation_id = ?'];
-  const params: unknown[] = [orgId];
+  const params: Knex.Value[] = [orgId];
   if (query.status) {
     where.push('status = ?');
     params.push(query.status);
@@ -70,22 +87,7 @@ export async function listDeliveries(em: EntityManager, orgId: string, query: De
     where.push('(received_at, id) < (select received_at, id from webhook_delivery where id = ?)');
     params.push(query.after);
   }
-  const deliveries = await em.execute<DeliveryRow[]>(
-    `select id, platform, external_order_id as "externalOrderId", status, unmatched, test,
-       ${isoUtc('received_at')} as "receivedAt", ${isoUtc('completed_at')} as "completedAt", workflow_ids as "workflowIds"
-     from webhook_delivery where ${where.join(' and ')}
-     order by received_at desc, id desc limit ?`,
-    [...params, query.limit],
-  );
-  if (deliveries.length === 0) return [];
-  const items = await em.execute<ItemRow[]>(
-    `select delivery_id as "deliveryId", sku, product_id as "productId", outcome, reason, purchase_id as "purchaseId"
-     from webhook_delivery_item where delivery_id in (?) order by delivery_id, line_index`,
-    [deliveries.map((d) => d.id)],
-  );
-  const byDelivery = new Map<string, DeliveryJson['items']>(deliveries.map((d) => [d.id, []]));
-  for (const { deliveryId, ...item } of items) byDelivery.get(deliveryId)?.push(item);
-  return deliveries.map((d) => ({ ...d, items: byDelivery.get(d.id) ?? [] }));
+  return preparedRows<DeliveryJson>(em, pageSql(where.join(' and ')), [...params, query.limit]);
 }
 
 /** Unmatched SKUs of the organisation, most recently seen first; `total` is the sum of the counts. */
