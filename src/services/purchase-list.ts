@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { normaliseAmount } from '../domain/money';
 import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
@@ -97,7 +97,8 @@ export async function purchaseBatches(em: EntityManager, orgId: string, page: Pu
     if (found.length === 0) throw new NotFoundError('after: no purchase with that id');
   }
   return readInBatches<PurchaseRow>(
-    (after, size) => em.execute<PurchaseRow[]>(
+    (after, size) => preparedRows<PurchaseRow>(
+      em,
       SELECT + (after === null ? '' : AFTER) + ORDER,
       after === null ? [orgId, size] : [orgId, after, size],
     ),
