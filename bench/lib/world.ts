@@ -5,6 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { DEV_SERVER_THROUGHPUT_ARGS } from '../../src/dev/temporal-dev-server';
 import { startHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness';
 
 /** The system PostgreSQL the tests use, when DATABASE_URL does not name another server. */
@@ -26,7 +27,7 @@ export async function startBenchWorld(options: HarnessOptions = {}): Promise<Ben
 
   const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
   const temporal = await TestWorkflowEnvironment.createLocal({
-    server: cli ? { executable: { type: 'existing-path', path: cli } } : {},
+    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_THROUGHPUT_ARGS] },
   });
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));
   try {

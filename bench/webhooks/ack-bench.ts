@@ -1,57 +1,65 @@
 /**
- * Webhook acknowledgement: latency (p50, p99) and throughput of each platform endpoint at a fixed
- * rate, beside a bare Fastify route doing the same signature check (the same adapter's verify on
- * the same raw bytes) and answering the same shape, in the same run. Every real delivery is a
- * distinct, validly signed order, so each one is verified, parsed, resolved, recorded in
- * PostgreSQL and starts its fulfilment workflow(s) in Temporal before it is answered.
+ * Launch-day acknowledgements (issue "launch-day load"): distinct storefront-a orders (one product
+ * each), signed as the platform signs them, against the service as users run it (`npm start`, and
+ * the roles apart), beside a bare `node:http` server doing the same HMAC check on the same bytes, in
+ * the same run. Two measurements per shape:
  *
- *   npm run bench:build && node .bench-build/bench/webhooks/ack-bench.js
+ * - a steady BENCH_RATE (300) webhooks/s for BENCH_SECONDS (30): p50, p99, non-200 answers; the bare
+ *   server's p99 at the same rate is this machine's floor at that moment;
+ * - the most acknowledgements a second with 32 in flight, for BENCH_MAX_SECONDS (10).
  *
- * BENCH_RATE (default 300 req/s), BENCH_SECONDS (default 10) per run, BENCH_PLATFORMS (comma list,
- * default all six). Target: p99 ≤ 15 ms at 300 req/s. No worker runs, so fulfilment does not
- * compete with the front door for the CPU (in production they are separate processes); the load
- * generator is a child process, so it does not share the servers' event loop. First it measures
- * how many signalWithStart calls per second the Temporal server takes on its own: the ceiling of
- * the front door, which starts one per line to fulfil before it answers.
+ * Fulfilment runs meanwhile (the worker sends every receipt to an SMTP sink), as on launch day;
+ * between measurements the backlog is left to drain and its drain time is printed. Peak resident
+ * memory of each role's process is sampled throughout.
+ *
+ *   npm run build && npm run bench:build && node .bench-build/bench/webhooks/ack-bench.js
+ *
+ * BENCH_SHAPES (default `all-in-one,roles`). Targets: 0 refused; p99 ≤ 3× the bare server's p99;
+ * most acks/s ≥ 0.5× the bare server's; RSS ≤ 250 MB per role.
  */
 import { fork } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import autocannon from 'autocannon';
-import Fastify, { type FastifyRequest } from 'fastify';
-import { PLATFORMS, type Platform } from '../../src/domain/platforms';
-import { buildApp } from '../../src/http/app';
-import type { FulfilmentClient } from '../../src/temporal/client';
-import type { WebhookRequest } from '../../src/webhooks/adapter';
 import { adapters } from '../../src/webhooks/registry';
 import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeFigures, type LoadFigures } from '../lib/load';
-import { startBenchWorld } from '../lib/world';
-import { signedOrders } from './signed-orders';
 import { exitOnFailure, runBenchmark } from '../lib/run';
+import { startService, startSmtpSink, type RunningService, type ServiceShape } from '../lib/service';
+import { signedOrders } from './signed-orders';
 
 const RATE = Number(process.env.BENCH_RATE ?? 300);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = 20;
-const TARGET_P99_MS = 15;
-const PLATFORM_LIST = (process.env.BENCH_PLATFORMS?.split(',') ?? [...PLATFORMS]) as Platform[];
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const MAX_SECONDS = Number(process.env.BENCH_MAX_SECONDS ?? 10);
+const MAX_IN_FLIGHT = 32;
+/** Enough sockets that a slow answer at the fixed rate does not hold back the next request. */
+const FIXED_RATE_CONNECTIONS = 100;
+const SHAPES = (process.env.BENCH_SHAPES ?? 'all-in-one,roles').split(',') as ServiceShape[];
+const TARGETS = { p99Ratio: 3, throughputRatio: 0.5, rssMb: 250 };
+const DRAIN_LIMIT_MS = 15 * 60_000;
 
 interface ClientJob {
   title: string;
   baseUrl: string;
-  platform: Platform;
   orgId: string;
   firstOrder: number;
+  seconds: number;
+  connections: number;
+  /** Requests per second over all connections; absent: as fast as answers come. */
+  rate?: number;
 }
 
-/** Client mode (a child process): one fixed-rate autocannon run over distinct signed orders. */
-async function runClient(job: ClientJob): Promise<LoadFigures> {
-  const orders = signedOrders(job.platform, job.orgId, job.firstOrder, Math.ceil(RATE * SECONDS * 1.2) + CONNECTIONS);
+type Figures = LoadFigures & { refused: number };
+
+/** Client mode (a child process, off the servers' CPU budget as far as 2 cores allow): one autocannon run. */
+async function runClient(job: ClientJob): Promise<Figures> {
+  const count = Math.ceil((job.rate ?? 3000) * job.seconds * 1.2) + job.connections;
+  const orders = signedOrders('storefront-a', job.orgId, job.firstOrder, count, { oneLine: true });
   let next = 0;
   const result = await autocannon({
     url: job.baseUrl,
-    connections: CONNECTIONS,
-    overallRate: RATE,
-    duration: SECONDS,
+    connections: job.connections,
+    ...(job.rate ? { overallRate: job.rate } : {}),
+    duration: job.seconds,
     requests: [{
       method: 'POST',
       setupRequest: (request) => {
@@ -63,106 +71,110 @@ async function runClient(job: ClientJob): Promise<LoadFigures> {
   });
   return {
     title: job.title,
-    requestsPerSecond: Math.round(result.requests.average),
+    requestsPerSecond: Math.round(result.requests.total / job.seconds),
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
     requests: result.requests.total,
     non2xx: result.non2xx,
-    errors: result.errors,
+    errors: result.errors + result.timeouts,
+    refused: result.non2xx + result.errors + result.timeouts,
   };
 }
 
-function inChild(job: ClientJob): Promise<LoadFigures> {
+function inChild(job: ClientJob): Promise<Figures> {
   return new Promise((resolve, reject) => {
     const child = fork(__filename, ['client', JSON.stringify(job)], { stdio: 'inherit' });
-    child.once('message', (figures) => resolve(figures as LoadFigures));
+    child.once('message', (figures) => resolve(figures as Figures));
     child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load client exited with ${code}`))));
   });
 }
 
-/** The baseline: the same raw-body capture and signature check, nothing else. */
+/** The floor: node:http reading the body and checking storefront-a's HMAC with the same adapter. */
 async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const bare = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
-  bare.removeAllContentTypeParsers();
-  bare.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  const handler = (platform: Platform) => async (request: FastifyRequest) => {
-    const webhook: WebhookRequest = {
-      rawBody: request.body as Buffer,
-      headers: request.headers,
-      query: request.query as Record<string, string>,
-    };
-    if (!adapters[platform].verify(webhook, SECRETS[platform], new Date())) throw Object.assign(new Error('bad signature'), { statusCode: 401 });
-    return { received: true, deliveryIds: [randomUUID()] };
-  };
-  for (const platform of PLATFORMS) {
-    if (platform !== 'payments-c') bare.post(`/webhooks/:orgId/${platform}`, handler(platform));
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const verified = adapters['storefront-a'].verify(
+        { rawBody: Buffer.concat(chunks), headers: request.headers, query: {} },
+        SECRETS['storefront-a'],
+        new Date(),
+      );
+      response.writeHead(verified ? 200 : 401, { 'content-type': 'application/json' });
+      response.end(verified ? '{"received":true,"deliveryIds":[]}' : '{"error":"invalid or missing signature"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** Waits until every recorded entry is final and the outbox is empty; returns the seconds it took. */
+async function drain(service: RunningService, orgId: string): Promise<number> {
+  const started = Date.now();
+  const em = service.orm.em.fork();
+  for (;;) {
+    const [row] = await em.execute<Array<{ pending: string; waiting: string }>>(
+      `select (select count(*) from webhook_delivery where organisation_id = ? and status = 'Pending') as pending,
+              (select count(*) from workflow_dispatch) as waiting`,
+      [orgId],
+    );
+    if (Number(row.pending) === 0 && Number(row.waiting) === 0) return (Date.now() - started) / 1000;
+    if (Date.now() - started > DRAIN_LIMIT_MS) throw new Error(`backlog not drained: ${JSON.stringify(row)}`);
+    await new Promise((r) => setTimeout(r, 250));
   }
-  bare.post('/webhooks/payments-c', handler('payments-c'));
-  const url = await bare.listen({ host: '127.0.0.1', port: 0 });
-  return { url, close: () => bare.close() };
 }
 
 async function main(): Promise<void> {
-  const world = await startBenchWorld({ worker: false });
+  const sink = await startSmtpSink();
   const bare = await bareServer();
+  const results: Record<string, unknown> = {};
+  let firstOrder = 0;
+  const nextOrders = () => {
+    firstOrder += 1_000_000;
+    return firstOrder;
+  };
   try {
-    const { h } = world;
-    const org = await seedWebhookOrg(h);
-    const base = await h.app.listen({ host: '127.0.0.1', port: 0 });
-    process.stdout.write(`${RATE} req/s for ${SECONDS} s per run, ${CONNECTIONS} connections, distinct signed orders; no worker\n`);
+    for (const shape of SHAPES) {
+      const service = await startService(shape, sink.url);
+      try {
+        const org = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
+        process.stdout.write(`\n${shape}: ${RATE}/s for ${SECONDS} s, then ${MAX_IN_FLIGHT} in flight for ${MAX_SECONDS} s\n`);
+        const fixed = { orgId: org.orgId, seconds: SECONDS, connections: FIXED_RATE_CONNECTIONS, rate: RATE };
+        const bareFixed = await inChild({ ...fixed, title: `bare node:http at ${RATE}/s`, baseUrl: bare.url, firstOrder: nextOrders() });
+        const realFixed = await inChild({ ...fixed, title: `${shape} at ${RATE}/s`, baseUrl: service.base, firstOrder: nextOrders() });
+        process.stdout.write(`${describeFigures(bareFixed)}\n${describeFigures(realFixed)}\n`);
+        const fixedDrain = await drain(service, org.orgId);
+        process.stdout.write(`  backlog drained ${fixedDrain.toFixed(1)} s after the run; ${sink.received()} emails in the sink so far\n`);
 
-    // What the Temporal server alone allows: signalWithStart calls per second with as many in flight.
-    const starts = Math.min(RATE * SECONDS, 3000);
-    let nextStart = 0;
-    const startedAt = process.hrtime.bigint();
-    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-      while (nextStart < starts) {
-        const n = nextStart;
-        nextStart += 1;
-        await h.fulfilment.fulfilLine({
-          orgId: org.orgId, source: 'cart-e', externalOrderId: `ceiling-${n}`, productId: org.ebook.productId,
-          customer: { email: 'ceiling@example.com', name: '' }, amount: '1.00', currency: 'USD', paymentMethod: 'cart-e',
-          test: true, sendReceipt: false, emailRetryWindowMs: 60_000,
-        }, randomUUID());
+        const most = { orgId: org.orgId, seconds: MAX_SECONDS, connections: MAX_IN_FLIGHT };
+        const bareMax = await inChild({ ...most, title: `bare node:http, ${MAX_IN_FLIGHT} in flight`, baseUrl: bare.url, firstOrder: nextOrders() });
+        const realMax = await inChild({ ...most, title: `${shape}, ${MAX_IN_FLIGHT} in flight`, baseUrl: service.base, firstOrder: nextOrders() });
+        process.stdout.write(`${describeFigures(bareMax)}\n${describeFigures(realMax)}\n`);
+        const maxDrain = await drain(service, org.orgId);
+        const rss = service.peakRssMb();
+
+        const p99Ratio = realFixed.latencyP99Ms / Math.max(bareFixed.latencyP99Ms, 1);
+        const throughputRatio = realMax.requestsPerSecond / Math.max(bareMax.requestsPerSecond, 1);
+        const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+        process.stdout.write(`  backlog drained ${maxDrain.toFixed(1)} s after the run; peak RSS ${JSON.stringify(rss)} MB\n`);
+        process.stdout.write(`  refused at ${RATE}/s: ${realFixed.refused} (target 0: ${verdict(realFixed.refused === 0)}); `
+          + `p99 ${realFixed.latencyP99Ms} ms = ${p99Ratio.toFixed(2)}× bare (target ≤ ${TARGETS.p99Ratio}×: ${verdict(p99Ratio <= TARGETS.p99Ratio)}); `
+          + `most acks/s ${realMax.requestsPerSecond} = ${throughputRatio.toFixed(2)}× bare (target ≥ ${TARGETS.throughputRatio}×: ${verdict(throughputRatio >= TARGETS.throughputRatio)}); `
+          + `RSS (target ≤ ${TARGETS.rssMb} MB per role: ${verdict(Object.values(rss).every((mb) => mb <= TARGETS.rssMb))})\n`);
+        results[shape] = {
+          fixedRate: { bare: bareFixed, service: realFixed, p99Ratio: Number(p99Ratio.toFixed(2)), drainSeconds: Number(fixedDrain.toFixed(1)) },
+          mostAcks: { bare: bareMax, service: realMax, ratio: Number(throughputRatio.toFixed(2)), drainSeconds: Number(maxDrain.toFixed(1)) },
+          peakRssMb: rss,
+        };
+      } finally {
+        await service.close();
       }
-    }));
-    const startsPerSecond = Math.round(starts / (Number(process.hrtime.bigint() - startedAt) / 1e9));
-    process.stdout.write(`Temporal alone: ${startsPerSecond} signalWithStart/s (${starts} starts, ${CONNECTIONS} in flight); each delivery starts one per line to fulfil\n`);
-
-    // Diagnostic: the same app with Temporal's calls answered at once, to tell the front door's own
-    // cost (verify, parse, resolve, record in PostgreSQL) from the start of the workflows.
-    const noTemporal = { fulfilLine: async () => 'stubbed', alert: async () => 'stubbed' } as unknown as FulfilmentClient;
-    const stubbedApp = await buildApp({ config: h.config, orm: h.orm, fulfilment: noTemporal, storage: h.storage, clock: () => new Date() });
-    const stubbedBase = await stubbedApp.listen({ host: '127.0.0.1', port: 0 });
-
-    const results: Record<string, {
-      bare: LoadFigures; real: LoadFigures; temporalStubbed: LoadFigures; p99Ratio: number; meetsTarget: boolean;
-    }> = {};
-    let firstOrder = 0;
-    for (const platform of PLATFORM_LIST) {
-      const job = { platform, orgId: org.orgId, firstOrder };
-      firstOrder += 1_000_000;
-      const bareFigures = await inChild({ ...job, title: `bare ${platform} (same HMAC)`, baseUrl: bare.url });
-      const realFigures = await inChild({ ...job, title: `POST ${platform}`, baseUrl: base });
-      const stubbedFigures = await inChild({ ...job, firstOrder: job.firstOrder + 500_000, title: `  (Temporal stubbed) ${platform}`, baseUrl: stubbedBase });
-      process.stdout.write(`${describeFigures(bareFigures)}\n${describeFigures(realFigures)}\n${describeFigures(stubbedFigures)}\n`);
-      results[platform] = {
-        bare: bareFigures,
-        real: realFigures,
-        temporalStubbed: stubbedFigures,
-        p99Ratio: Number((realFigures.latencyP99Ms / Math.max(bareFigures.latencyP99Ms, 1)).toFixed(2)),
-        meetsTarget: realFigures.latencyP99Ms <= TARGET_P99_MS && realFigures.non2xx === 0 && realFigures.errors === 0,
-      };
-      process.stdout.write(`  ${platform}: p99 ${realFigures.latencyP99Ms} ms (target ≤ ${TARGET_P99_MS} ms: ${results[platform].meetsTarget ? 'met' : 'MISSED'}), `
-        + `real/bare p99 ${results[platform].p99Ratio}×, ${realFigures.requestsPerSecond}/${bareFigures.requestsPerSecond} req/s\n`);
     }
-    process.stdout.write(`RESULT ${JSON.stringify({ rate: RATE, seconds: SECONDS, connections: CONNECTIONS, targetP99Ms: TARGET_P99_MS, temporalStartsPerSecond: startsPerSecond, platforms: results })}\n`);
-    const failed = Object.entries(results).filter(([, r]) => r.real.non2xx > 0 || r.real.errors > 0);
-    if (failed.length > 0) throw new Error(`non-2xx answers or errors under load: ${failed.map(([p]) => p).join(', ')}`);
-    await stubbedApp.close();
+    process.stdout.write(`RESULT ${JSON.stringify({ rate: RATE, seconds: SECONDS, maxSeconds: MAX_SECONDS, targets: TARGETS, shapes: results })}\n`);
   } finally {
     await bare.close();
-    await world.close();
+    await sink.close();
   }
 }
 

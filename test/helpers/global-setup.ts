@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
 import { silentLogger } from '../../src/dev/logger';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { DEV_SERVER_THROUGHPUT_ARGS } from '../../src/dev/temporal-dev-server';
 
 const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -45,7 +46,7 @@ export default async function globalSetup(): Promise<void> {
 
   const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
   const env = await TestWorkflowEnvironment.createLocal({
-    server: cli ? { executable: { type: 'existing-path', path: cli } } : {},
+    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_THROUGHPUT_ARGS] },
   });
   started.push(() => env.teardown());
   process.env.TEST_TEMPORAL_ADDRESS = env.address;

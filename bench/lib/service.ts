@@ -1,0 +1,221 @@
+/**
+ * The service under test as users run it, from the build: `npm start` (API and worker in one
+ * process) or the production roles apart (`start:api` and `start:worker`). Both use a Temporal dev
+ * server this process runs with exactly the arguments `npm start` gives its embedded one (so a
+ * benchmark can put a baseline on the same engine, or stop and restart it). PostgreSQL is a scratch
+ * database on the system server; mail goes to a counting SMTP sink in this process. Every child's
+ * resident memory is sampled while it runs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SMTPServer } from 'smtp-server';
+import { loadConfig } from '../../src/config';
+import { createOrm, migrate, type Orm } from '../../src/db/orm';
+import { freePort } from '../../src/dev/ports';
+import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { devServerArgs } from '../../src/dev/temporal-dev-server';
+import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
+import { createTestDatabase } from '../../test/helpers/database';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+
+export type ServiceShape = 'all-in-one' | 'roles';
+
+/** An SMTP server that accepts everything and counts messages per recipient. */
+export interface SmtpSink {
+  url: string;
+  received(): number;
+  close(): Promise<void>;
+}
+
+export async function startSmtpSink(): Promise<SmtpSink> {
+  let received = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        received += 1;
+        callback();
+      });
+    },
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received: () => received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface Child {
+  role: string;
+  process: ChildProcess;
+  output: () => string;
+  peakRssMb: number;
+}
+
+/** The Temporal dev server of a benchmark: stopped and started again on the same port and state. */
+export interface BenchTemporal {
+  address: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** A dev server with `npm start`'s arguments, or other throughput settings (`tuning`). */
+export async function startBenchTemporal(dataDir: string, tuning?: readonly string[]): Promise<BenchTemporal> {
+  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
+  if (!cli) throw new Error('no Temporal CLI: run npm run setup:temporal');
+  const port = await freePort();
+  const args = devServerArgs({ dbFile: path.join(dataDir, 'temporal.sqlite'), port, uiPort: await freePort(), namespace: 'default' }, tuning);
+  const address = `127.0.0.1:${port}`;
+  let child: Child | undefined;
+  const start = async () => {
+    child = spawnProcess('temporal', cli, args, process.env);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: 'default' });
+          return;
+        } finally {
+          await connection.close();
+        }
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`Temporal dev server not ready: ${(error as Error).message}\n${child.output()}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  };
+  await start();
+  return { address, start, stop: async () => { if (child) await stop(child); } };
+}
+
+export interface RunningService {
+  base: string;
+  temporal: BenchTemporal;
+  /** The service's database, for seeding and for counting outcomes. */
+  orm: Orm;
+  /** Where the service keeps product files (seeded products put theirs here). */
+  storage: LocalDiskStorage;
+  /** Peak resident memory of each role's process so far, in MB. */
+  peakRssMb(): Record<string, number>;
+  close(): Promise<void>;
+}
+
+function rssMbOf(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function spawnRole(role: string, script: string, env: NodeJS.ProcessEnv): Child {
+  return spawnProcess(role, process.execPath, [path.join(ROOT, 'dist/src', script)], env);
+}
+
+function spawnProcess(role: string, command: string, args: string[], env: NodeJS.ProcessEnv): Child {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { role, process: child, output: () => output, peakRssMb: 0 };
+}
+
+async function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(child.output())) {
+    if (child.process.exitCode !== null) throw new Error(`${child.role} exited:\n${child.output()}`);
+    if (Date.now() > deadline) throw new Error(`${child.role} not ready after ${timeoutMs / 1000} s:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function stop(child: Child): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Starts the service from `dist/` (run `npm run build` first) in the given shape. */
+export async function startService(shape: ServiceShape, smtpUrl: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningService> {
+  process.env.TEST_ADMIN_DATABASE_URL ??= process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-service-'));
+  const orm = await createOrm(database.url);
+  await migrate(orm);
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    SMTP_URL: smtpUrl,
+    TEMPORAL_UI_PORT: '0',
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  const children: Child[] = [];
+  let temporal: BenchTemporal | undefined;
+  const stops: Array<() => Promise<void>> = [];
+  const sampler = setInterval(() => {
+    for (const child of children) {
+      if (child.process.pid) child.peakRssMb = Math.max(child.peakRssMb, rssMbOf(child.process.pid));
+    }
+  }, 250);
+  const close = async () => {
+    clearInterval(sampler);
+    for (const child of children.reverse()) await stop(child);
+    for (const s of stops.reverse()) await s();
+    await orm.close(true);
+    await database.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    temporal = await startBenchTemporal(dataDir);
+    stops.push(() => temporal!.stop());
+    env.TEMPORAL_ADDRESS = temporal.address;
+    if (shape === 'all-in-one') {
+      const all = spawnRole('all-in-one', 'main.js', env);
+      children.push(all);
+      await waitForOutput(all, /Delivery service ready/);
+    } else {
+      const worker = spawnRole('worker', 'temporal/worker-main.js', env);
+      children.push(worker);
+      await waitForOutput(worker, /worker polling/);
+      const api = spawnRole('api', 'http/server.js', env);
+      children.push(api);
+      await waitForOutput(api, /API listening/);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    base: `http://127.0.0.1:${port}`,
+    temporal: temporal!,
+    orm,
+    storage: new LocalDiskStorage(path.join(dataDir, 'files')),
+    peakRssMb: () => Object.fromEntries(children.map((c) => [c.role, c.peakRssMb])),
+    close,
+  };
+}
