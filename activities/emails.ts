@@ -6,6 +6,14 @@ import { issueDownloadLink } from '../src/services/download-links';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
 
+interface ReceiptRow {
+  organisation_id: string;
+  org_name: string;
+  email: string;
+  customer_name: string;
+  product_name: string;
+}
+
 export function emailActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer });
 
@@ -13,14 +21,20 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
     /** Mints a fresh download link and emails it; `sendKey` names this attempt to send. */
     async sendReceipt({ purchaseId, sendKey }: { purchaseId: string; sendKey: string }): Promise<void> {
       const em = orm.em.fork();
-      const purchase = await em.findOneOrFail(Purchase, purchaseId, { populate: ['customer', 'product', 'organisation'] });
-      await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', purchase.organisation.id, [purchase.customer.email], async () => {
+      const [receipt] = await em.execute<ReceiptRow[]>(
+        `select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
+         from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
+         join product pr on pr.id = p.product_id where p.id = ?`,
+        [purchaseId],
+      );
+      if (!receipt) throw ApplicationFailure.nonRetryable('purchase not found', 'NotFound');
+      await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', receipt.organisation_id, [receipt.email], async () => {
         // Committed before the message leaves, not in the send's transaction: a link in an email must work.
-        const link = await issueDownloadLink(orm.em.fork(), purchaseId, config.siteUrl);
+        const link = await issueDownloadLink(em, purchaseId, config.siteUrl);
         return receiptMail({
-          orgName: purchase.organisation.name,
-          customerName: purchase.customer.name,
-          productName: purchase.product.name,
+          orgName: receipt.org_name,
+          customerName: receipt.customer_name,
+          productName: receipt.product_name,
           link: link.url,
           expiresAt: link.expiresAt,
         });

@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   DISPATCH_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -68,6 +69,12 @@ export interface Config {
   dispatch: { loops: number; batchSize: number; pollIntervalMs: number };
   /** Webhook requests one process works on at once; more are answered 503 with Retry-After at once. */
   webhookMaxInFlight: number;
+  /**
+   * Runs a worker keeps in memory between their workflow tasks. The SDK's default (about 2,300 on
+   * a 4 GB heap) let a launch-day backlog take the worker past 600 MB; past the cache a run is
+   * replayed from its history, which costs the engine a history read.
+   */
+  workerMaxCachedWorkflows: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -114,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
+    workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch) });

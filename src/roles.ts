@@ -89,6 +89,7 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
     address: endpoints.temporalAddress,
     namespace: core.config.temporal.namespace,
     taskQueue: core.config.temporal.taskQueue,
+    maxCachedWorkflows: core.config.workerMaxCachedWorkflows,
   });
   const done = worker.run().finally(async () => {
     mailer.close();

@@ -121,8 +121,11 @@ function rssMbOf(pid: number): number {
   }
 }
 
+/** Node's own flags for the service's processes (e.g. `--cpu-prof`), from BENCH_SERVICE_NODE_ARGS. */
+const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+
 function spawnRole(role: string, script: string, env: NodeJS.ProcessEnv): Child {
-  return spawnProcess(role, process.execPath, [path.join(ROOT, 'dist/src', script)], env);
+  return spawnProcess(role, process.execPath, [...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)], env);
 }
 
 function spawnProcess(role: string, command: string, args: string[], env: NodeJS.ProcessEnv): Child {

@@ -7,7 +7,8 @@
  *
  *   npm run build && npm run bench:build && node .bench-build/bench/webhooks/end-to-end-bench.js
  *
- * BENCH_ORDERS (default 10000), BENCH_IN_FLIGHT (default 32 concurrent POSTs or starts).
+ * BENCH_ORDERS (default 10000), BENCH_IN_FLIGHT (default 32 concurrent POSTs or starts);
+ * BENCH_SERVICE_NODE_ARGS goes to the service's node processes (e.g. `--cpu-prof --cpu-prof-dir=…`).
  * Targets: ≥ 0.8× the no-op baseline, and ≥ 100 orders/s (goal 200).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';

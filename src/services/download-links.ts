@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { downloadLinkExpiry, downloadLinkUrl } from '../domain/download-links';
 import { DownloadToken } from '../db/entities';
@@ -8,7 +9,7 @@ export interface IssuedLink {
   expiresAt: Date;
 }
 
-/** Mints a fresh token for a purchase; only its hash is stored, the URL is returned once. */
+/** Mints a fresh token for a purchase; only its hash is stored, the URL is returned once. One insert, no transaction. */
 export async function issueDownloadLink(
   em: EntityManager,
   purchaseId: string,
@@ -17,7 +18,6 @@ export async function issueDownloadLink(
 ): Promise<IssuedLink> {
   const { token, hash } = mintDownloadToken();
   const expiresAt = downloadLinkExpiry(now);
-  em.create(DownloadToken, { purchase: purchaseId, tokenHash: hash, expiresAt, createdAt: now });
-  await em.flush();
+  await em.insert(DownloadToken, { id: randomUUID(), purchase: purchaseId, tokenHash: hash, expiresAt, createdAt: now });
   return { url: downloadLinkUrl(siteUrl, token), expiresAt };
 }

@@ -10,6 +10,7 @@ export interface WorkerSetup {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** How long running activities may finish after shutdown is requested. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  maxCachedWorkflows: number;
 }
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -37,6 +38,7 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     activities: createActivities(setup.deps),
     ...(setup.workflowBundle ? { workflowBundle: setup.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
+    maxCachedWorkflows: setup.maxCachedWorkflows,
   });
   return { worker, connection };
 }

@@ -75,6 +75,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       taskQueue: config.temporal.taskQueue,
       workflowBundle: { code: await readFile(bundlePath, 'utf8') },
       shutdownGraceTime: '1s',
+      maxCachedWorkflows: config.workerMaxCachedWorkflows,
     });
     worker = created.worker;
     workerRun = worker.run();

@@ -38,6 +38,7 @@ describe('without a worker', () => {
       taskQueue: h.config.temporal.taskQueue,
       workflowBundle: { code: await readFile(process.env.TEST_WORKFLOW_BUNDLE!, 'utf8') },
       shutdownGraceTime: '1s',
+      maxCachedWorkflows: h.config.workerMaxCachedWorkflows,
     });
     const running = worker.run();
     try {
