@@ -7,8 +7,9 @@ export interface AttachDeliveryItem {
 }
 
 /**
- * Sent with signalWithStart by the front door: the first item attached gets the run's outcome,
- * items of concurrent duplicate deliveries that join the run get `duplicate`.
+ * Sent by the dispatcher when a delivery's line finds its run open (and, by runs started before
+ * 2026-11-26, with signalWithStart for every item): the item the run was started for gets the
+ * run's outcome, items of duplicate deliveries that join it get `duplicate` (or a re-send round).
  */
 export const attachDeliveryItem = defineSignal<[AttachDeliveryItem]>('attachDeliveryItem');
 

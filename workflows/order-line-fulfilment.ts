@@ -72,9 +72,12 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
   let failedSends = 0;
   let recorded: RecordedPurchase | undefined;
   let recordFailure: string | undefined;
-  setHandler(attachDeliveryItem, ({ itemId }) => {
+  const attach = (itemId: string) => {
     if (!attached.some((a) => a.itemId === itemId)) attached.push({ itemId, round: failedSends });
-  });
+  };
+  setHandler(attachDeliveryItem, ({ itemId }) => attach(itemId));
+  // Current runs are started for their item (no signal); earlier ones got it by signalWithStart.
+  if (current && input.deliveryItemId !== undefined) attach(input.deliveryItemId);
   setHandler(purchaseRecorded, async () => {
     await condition(() => recorded !== undefined || recordFailure !== undefined);
     if (!recorded) throw ApplicationFailure.nonRetryable(recordFailure ?? 'not recorded', 'PurchaseNotRecorded');

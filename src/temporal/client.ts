@@ -3,6 +3,7 @@ import {
   Client,
   Connection,
   WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
@@ -51,23 +52,32 @@ export class FulfilmentClient {
   /**
    * Carries out one outbox row: starts or joins the run its workflow id names. Safe to repeat: a
    * fulfilment run already open is joined (the item is attached once), an alert or fresh-links run
-   * already open is used as it is, and a closed run's business keys live in PostgreSQL.
+   * already open is used as it is, and a closed run's business keys live in PostgreSQL (a repeated
+   * start of a finished item finds its outcome recorded and does nothing).
    */
   async dispatch(request: DispatchRequest & { workflowId: string }): Promise<void> {
     const deadline = Date.now() + DISPATCH_DEADLINE_MS;
     const { workflowId } = request;
     switch (request.kind) {
       case 'fulfil-line': {
+        // Start (the run attaches the item it was started for), or, when a run of this line is
+        // open, attach the item to it with a signal. A plain start costs the engine one event less
+        // than signalWithStart, and joining is the rare case. A run that closes between the two
+        // calls makes the signal fail: the row is retried, and its retry starts a new run.
         const { input, itemId } = request.payload;
-        await this.client.withDeadline(deadline, () => this.client.workflow.signalWithStart<typeof orderLineFulfilment, [{ itemId: string }]>('orderLineFulfilment', {
-          workflowId,
-          taskQueue: this.taskQueue,
-          args: [input],
-          signal: attachDeliveryItem,
-          signalArgs: [{ itemId }],
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
-        }));
+        try {
+          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof orderLineFulfilment>('orderLineFulfilment', {
+            workflowId,
+            taskQueue: this.taskQueue,
+            args: [input],
+            workflowIdConflictPolicy: 'FAIL',
+            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+            typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
+          }));
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(attachDeliveryItem, { itemId }));
+        }
         return;
       }
       case 'order-alert': {
