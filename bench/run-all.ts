@@ -6,8 +6,10 @@ import path from 'node:path';
 const BENCHMARKS = [
   'api/products-bench.js',
   'api/purchases-list-bench.js',
+  'webhooks/engine-settings-bench.js',
   'webhooks/ack-bench.js',
   'webhooks/end-to-end-bench.js',
+  'webhooks/outage-bench.js',
   'downloads/download-bench.js',
 ];
 

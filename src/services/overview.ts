@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { outboxBacklog, type OutboxBacklog } from './workflow-outbox';
 
 export interface DayCount {
   /** YYYY-MM-DD (UTC). */
@@ -14,6 +15,8 @@ export interface Overview {
   /** Success / (Success + Error) over the period; null when nothing finished. */
   successRate: number | null;
   unmatchedSkus: number;
+  /** Fulfilments recorded and waiting for the workflow engine. */
+  backlog: OutboxBacklog;
 }
 
 const DAY_MS = 86_400_000;
@@ -27,7 +30,7 @@ export async function overviewOf(em: EntityManager, orgId: string, now: Date, da
        from ${table} where organisation_id = ? and created_at >= ? ${extra} group by 1`,
     [orgId, since],
   );
-  const [sales, downloads, statuses, unmatched] = await Promise.all([
+  const [sales, downloads, statuses, unmatched, backlog] = await Promise.all([
     perDay('purchase'),
     perDay('activity_log_entry', `and kind = 'file_download'`),
     em.execute<Array<{ status: string; n: string }>>(
@@ -35,6 +38,7 @@ export async function overviewOf(em: EntityManager, orgId: string, now: Date, da
       [orgId, since],
     ),
     em.execute<Array<{ total: string | null }>>('select sum(count) as total from unmatched_sku where organisation_id = ?', [orgId]),
+    outboxBacklog(em, orgId),
   ]);
 
   const salesBy = new Map(sales.map((r) => [r.day, Number(r.n)]));
@@ -52,5 +56,6 @@ export async function overviewOf(em: EntityManager, orgId: string, now: Date, da
     deliveries,
     successRate: finished === 0 ? null : deliveries.success / finished,
     unmatchedSkus: Number(unmatched[0]?.total ?? 0),
+    backlog,
   };
 }

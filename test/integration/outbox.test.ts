@@ -14,7 +14,9 @@ import type { DispatchRequest } from '../../src/domain/dispatch';
 import { buildApp } from '../../src/http/app';
 import { FulfilmentClient } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
+import { signIn } from '../helpers/dashboard';
 import { startHarness, type Harness } from '../helpers/harness';
+import { seedUser } from '../helpers/seed';
 import {
   eventually,
   finalEntry,
@@ -29,6 +31,7 @@ import {
 
 let h: Harness;
 let org: WebhookOrg;
+let staff: { email: string };
 
 beforeAll(async () => {
   h = await startHarness({
@@ -36,6 +39,7 @@ beforeAll(async () => {
     mailbox: { reject: { match: (a) => a.startsWith('refused'), code: 550 } },
   });
   org = await seedWebhookOrg(h);
+  staff = await seedUser(h, org.orgId, 'admin');
 });
 afterAll(() => h?.close());
 
@@ -102,6 +106,11 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
     const ready = await down.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toMatchObject({ ok: true, database: true, temporal: false, outbox: { waiting: 5 } });
+    const { cookie } = await signIn(down, staff.email);
+    for (const url of ['/', '/webhooks-log']) {
+      const page = await down.inject({ method: 'GET', url, headers: { cookie } });
+      expect(page.body).toMatch(/data-testid="dispatch-backlog"[^>]*>\s*<strong>5 fulfilments are waiting for the workflow engine<\/strong>/);
+    }
     for (const id of ids) expect((await h.orm.em.fork().findOneOrFail(WebhookDelivery, id)).status).toBe('Pending');
   } finally {
     await down.close();
@@ -115,6 +124,8 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
     await emptyOutbox();
     expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: { $like: 'outage-%' } })).toBe(5);
     expect((await back.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ temporal: true, outbox: { waiting: 0 } });
+    const { cookie } = await signIn(back, staff.email);
+    expect((await back.inject({ method: 'GET', url: '/', headers: { cookie } })).body).not.toContain('dispatch-backlog');
   } finally {
     await back.close();
   }

@@ -1,3 +1,4 @@
+import type { OutboxBacklog } from '../../services/workflow-outbox';
 import { html, type SafeHtml } from './html';
 
 /** A status word as a badge: the word itself carries the meaning, the colour only repeats it. */
@@ -26,3 +27,22 @@ export function bytes(size: number): string {
 /** An empty-state row for a table of `columns` columns. */
 export const emptyRow = (columns: number, text: string): SafeHtml =>
   html`<tr><td colspan="${columns}" class="muted">${text}</td></tr>`;
+
+function ageOf(seconds: number): string {
+  if (seconds < 90) return `${seconds} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3600)} h`;
+}
+
+/**
+ * Deliveries recorded but not yet taken by the workflow engine (the outbox): nothing is lost, and
+ * staff should know why entries stay Pending. Empty when nothing waits.
+ */
+export function dispatchBacklogBanner(backlog: OutboxBacklog): SafeHtml {
+  if (backlog.waiting === 0) return html``;
+  const what = backlog.waiting === 1 ? '1 fulfilment is' : `${backlog.waiting} fulfilments are`;
+  return html`<div class="warn" role="status" data-testid="dispatch-backlog">
+  <strong>${what} waiting for the workflow engine</strong> (oldest ${ageOf(backlog.oldestAgeSeconds)}).
+  The orders are recorded and nothing is lost: they are fulfilled as soon as the engine answers.</div>`;
+}
+

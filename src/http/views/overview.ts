@@ -1,4 +1,5 @@
 import type { DayCount, Overview } from '../../services/overview';
+import { dispatchBacklogBanner } from './components';
 import { html, type SafeHtml } from './html';
 import { page, type PageContext } from './layout';
 
@@ -68,7 +69,7 @@ export function overviewPage(ctx: PageContext, o: Overview): string {
   return page(ctx, {
     title: 'Overview',
     nav: 'overview',
-    body: html`
+    body: html`${dispatchBacklogBanner(o.backlog)}
 <section aria-label="Key figures" class="cards">
   <div class="card"><h2>Delivery success rate</h2><p class="figure" data-testid="success-rate">${rate}</p>
     <p class="muted small">${o.deliveries.success} of ${finished} finished webhook deliveries in 30 days;

@@ -4,7 +4,8 @@ import type { CustomerJson } from '../../services/customer-lookup';
 import { orderLineKey } from '../../services/dashboard-lists';
 import type { ProductListing } from '../../services/products';
 import type { DeliveryJson } from '../../services/webhook-log';
-import { badge, emptyRow } from './components';
+import type { OutboxBacklog } from '../../services/workflow-outbox';
+import { badge, dispatchBacklogBanner, emptyRow } from './components';
 import { flag, html, when, type SafeHtml } from './html';
 import { page, type PageContext } from './layout';
 import { isLive } from './products';
@@ -22,6 +23,8 @@ export interface WebhookLogView {
   recorded: Map<string, string>;
   /** Link to a workflow in the Temporal UI; null when no UI is known. */
   workflowUrl: (workflowId: string) => string | null;
+  /** Fulfilments recorded and waiting for the workflow engine. */
+  backlog: OutboxBacklog;
 }
 
 function workflowLinks(v: WebhookLogView, ids: string[]): SafeHtml {
@@ -75,7 +78,7 @@ export function webhookLogPage(ctx: PageContext, v: WebhookLogView): string {
   return page(ctx, {
     title: 'Webhook log',
     nav: 'webhooks',
-    body: html`
+    body: html`${dispatchBacklogBanner(v.backlog)}
 <p class="muted small">Every order notification your sales platforms sent, newest first, with what became of each line.</p>
 <form method="get" action="/webhooks-log" hx-get="/webhooks-log" hx-target="#log" hx-select="#log" hx-swap="outerHTML" hx-push-url="true"
       hx-trigger="change, submit" class="row" aria-label="Filter the log">

@@ -8,6 +8,7 @@ import { listProducts } from '../../../services/products';
 import { listDeliveries } from '../../../services/webhook-log';
 import { principalOf } from '../../plugins/auth';
 import { webhookLogPage } from '../../views/webhook-log';
+import { outboxBacklog } from '../../../services/workflow-outbox';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendPage } from './replies';
@@ -40,10 +41,11 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const em = deps.orm.em.fork();
       const { orgId } = principalOf(request);
       const { status, platform, after } = request.query;
-      const [entries, products, customers] = await Promise.all([
+      const [entries, products, customers, backlog] = await Promise.all([
         listDeliveries(em, orgId, { status, platform, after, limit: PAGE_SIZE }),
         listProducts(em, orgId),
         findCustomers(em, orgId, { limit: CUSTOMER_CHOICES }),
+        outboxBacklog(em, orgId),
       ]);
       const heldLines: OrderLineKey[] = entries.flatMap((e) => e.items
         .flatMap((i) => (i.outcome === 'held' && i.productId
@@ -59,6 +61,7 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         customers,
         recorded,
         workflowUrl,
+        backlog,
       }));
     });
   };
