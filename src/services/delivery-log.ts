@@ -8,7 +8,8 @@ import type { NewDispatch } from '../domain/dispatch';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type ItemOutcome } from '../domain/statuses';
-import { dispatchInsertSql } from './workflow-outbox';
+import { preparedRows } from '../db/sql';
+import { DISPATCH_INSERT_SQL, dispatchRowsJson } from './workflow-outbox';
 
 export interface NewItem {
   id: string;
@@ -31,63 +32,64 @@ export interface NewEntry {
 }
 
 /**
+ * The statement that records a delivery: entries, items, unmatched counters and outbox rows, each
+ * set as one JSON parameter, so the text is fixed and PostgreSQL plans it once per connection.
+ */
+const RECORD_ENTRIES_SQL = `with input as (
+    select ?::uuid as org, ?::timestamptz as now, ?::jsonb as deliveries, ?::jsonb as items, ?::jsonb as counters),
+  deliveries as (
+    insert into webhook_delivery (id, organisation_id, platform, external_order_id, status, unmatched, test, workflow_ids, received_at, completed_at)
+    select d.id, input.org, d.platform, d.external_order_id, d.status, d.unmatched, d.test, d.workflow_ids, input.now,
+      case when d.status = 'Pending' then null else input.now end
+    from input, jsonb_to_recordset(input.deliveries)
+      as d(id uuid, platform text, external_order_id text, status text, unmatched boolean, test boolean, workflow_ids jsonb)),
+  items as (
+    insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id)
+    select i.id, i.delivery_id, i.line_index, i.sku, i.product_id, i.outcome, i.reason, i.workflow_id
+    from input, jsonb_to_recordset(input.items)
+      as i(id uuid, delivery_id uuid, line_index int, sku text, product_id uuid, outcome text, reason text, workflow_id text)),
+  counters as (
+    insert into unmatched_sku (id, organisation_id, platform, sku, count, last_seen_at)
+    select gen_random_uuid(), input.org, c.platform, c.sku, c.count, input.now
+    from input, jsonb_to_recordset(input.counters) as c(platform text, sku text, count int)
+    on conflict (organisation_id, platform, sku)
+    do update set count = unmatched_sku.count + excluded.count, last_seen_at = excluded.last_seen_at)
+  ${DISPATCH_INSERT_SQL}`;
+
+/**
  * Records the entries of one delivery (several for a batch) and the workflow dispatches they need
  * atomically (the outbox: accept = recorded, decisions §4): an entry whose items all have an outcome
  * is final at once, the others are `Pending`. Each `unmatched` item adds one to its SKU's counter
- * (the Purchases page). It is on the webhook's request path, so it is one statement
+ * (the Purchases page). It is on the webhook's request path, so it is one prepared statement
  * (data-modifying CTEs: one round trip, one commit) rather than a transaction of several.
  */
 export async function recordEntries(em: EntityManager, orgId: string, entries: NewEntry[], dispatches: NewDispatch[], now: Date): Promise<void> {
-  const params: unknown[] = [];
-  const deliveryRows: string[] = [];
-  const itemRows: string[] = [];
-  const unmatched = new Map<string, { platform: Platform; sku: string; count: number }>();
-
-  entries.forEach((entry) => {
+  const deliveries = entries.map((entry) => {
     const outcomes = entry.items.map((i) => i.outcome);
-    const status = deliveryStatusOf(outcomes);
-    deliveryRows.push('(?::uuid, ?::uuid, ?, ?, ?, ?::boolean, ?::boolean, ?::jsonb, ?::timestamptz, ?::timestamptz)');
-    params.push(
-      entry.id, orgId, entry.platform, entry.externalOrderId, status, outcomes.includes('unmatched'),
-      entry.test, JSON.stringify(entry.workflowIds), now, status === 'Pending' ? null : now,
-    );
+    return {
+      id: entry.id, platform: entry.platform, external_order_id: entry.externalOrderId, status: deliveryStatusOf(outcomes),
+      unmatched: outcomes.includes('unmatched'), test: entry.test, workflow_ids: entry.workflowIds,
+    };
   });
-  entries.forEach((entry) => {
-    entry.items.forEach((item, lineIndex) => {
-      itemRows.push('(?::uuid, ?::uuid, ?::int, ?, ?::uuid, ?, ?, ?)');
-      params.push(item.id, entry.id, lineIndex, item.sku, item.productId, item.outcome, item.reason, item.workflowId);
-      if (item.outcome === 'unmatched') {
-        const sku = item.sku ?? '';
-        const key = `${entry.platform}\n${sku}`;
-        const counted = unmatched.get(key) ?? { platform: entry.platform, sku, count: 0 };
-        counted.count += 1;
-        unmatched.set(key, counted);
-      }
-    });
-  });
-  const counterRows = [...unmatched.values()].map((u) => {
-    params.push(orgId, u.platform, u.sku, u.count, now);
-    return '(gen_random_uuid(), ?::uuid, ?, ?, ?::int, ?::timestamptz)';
-  });
-
-  const statements = [
-    `insert into webhook_delivery (id, organisation_id, platform, external_order_id, status, unmatched, test, workflow_ids, received_at, completed_at)
-     values ${deliveryRows.join(', ')}`,
-    ...(itemRows.length > 0 ? [
-      `insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id)
-       values ${itemRows.join(', ')}`,
-    ] : []),
-    ...(counterRows.length > 0 ? [
-      `insert into unmatched_sku (id, organisation_id, platform, sku, count, last_seen_at)
-       values ${counterRows.join(', ')}
-       on conflict (organisation_id, platform, sku)
-       do update set count = unmatched_sku.count + excluded.count, last_seen_at = excluded.last_seen_at`,
-    ] : []),
-  ];
-  if (dispatches.length > 0) statements.push(dispatchInsertSql(dispatches, params));
-  const last = statements.pop()!;
-  const sql = statements.length === 0 ? last : `with ${statements.map((st, i) => `s${i} as (${st})`).join(', ')} ${last}`;
-  await em.execute(sql, params);
+  const items = entries.flatMap((entry) => entry.items.map((item, lineIndex) => ({
+    id: item.id, delivery_id: entry.id, line_index: lineIndex, sku: item.sku, product_id: item.productId,
+    outcome: item.outcome, reason: item.reason, workflow_id: item.workflowId,
+  })));
+  const counters = new Map<string, { platform: Platform; sku: string; count: number }>();
+  for (const entry of entries) {
+    for (const item of entry.items) {
+      if (item.outcome !== 'unmatched') continue;
+      const sku = item.sku ?? '';
+      const key = `${entry.platform}\n${sku}`;
+      const counted = counters.get(key) ?? { platform: entry.platform, sku, count: 0 };
+      counted.count += 1;
+      counters.set(key, counted);
+    }
+  }
+  await preparedRows(em, RECORD_ENTRIES_SQL, [
+    orgId, now.toISOString(), JSON.stringify(deliveries), JSON.stringify(items), JSON.stringify([...counters.values()]),
+    dispatchRowsJson(dispatches),
+  ]);
 }
 
 /**

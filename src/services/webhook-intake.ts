@@ -28,6 +28,7 @@ import {
 } from '../webhooks/adapter';
 import { paymentsCRouting } from '../webhooks/payments-c';
 import { adapters } from '../webhooks/registry';
+import { preparedRows } from '../db/sql';
 import { recordEntries, type NewEntry } from './delivery-log';
 import { isEmailAddress } from '../domain/email';
 
@@ -84,7 +85,7 @@ function candidateOf(row: CandidateRow): Candidate {
 async function candidatesFor(em: EntityManager, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
   if (target.platform !== 'payments-c') {
     if (!isUuid(target.orgId)) throw new NotFoundError('organisation not found');
-    const rows = await em.execute<CandidateRow[]>(`${CANDIDATE_SELECT} where o.id = ?`, [target.platform, target.orgId]);
+    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [target.platform, target.orgId]);
     if (rows.length === 0) throw new NotFoundError('organisation not found');
     return rows.map(candidateOf);
   }
@@ -98,11 +99,12 @@ async function candidatesFor(em: EntityManager, target: IntakeTarget, request: W
     throw error;
   }
   if (routing.orgId !== null && isUuid(routing.orgId)) {
-    const rows = await em.execute<CandidateRow[]>(`${CANDIDATE_SELECT} where o.id = ?`, ['payments-c', routing.orgId]);
+    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, ['payments-c', routing.orgId]);
     if (rows.length > 0) return rows.map(candidateOf);
   }
   if (routing.accountId !== null) {
-    const rows = await em.execute<CandidateRow[]>(
+    const rows = await preparedRows<CandidateRow>(
+      em,
       `${CANDIDATE_SELECT} where i.account_id = ? order by i.updated_at desc limit 10`,
       ['payments-c', routing.accountId],
     );
@@ -136,14 +138,16 @@ async function matchSkus(em: EntityManager, orgId: string, orders: NormalizedOrd
   const skus = [...new Set(orders.flatMap((o) => o.lines).flatMap((l) => (l.sku === null ? [] : [normaliseSku(l.sku)])))];
   const matches = new Map<string, MatchedProduct>();
   if (skus.length === 0) return matches;
-  // One round trip on the request path: SKU, product and its active version together.
-  const rows = await em.execute<Array<{ sku: string; product_id: string; status: ProductStatus; live_version: boolean }>>(
+  // One round trip on the request path: SKU, product and its active version together (a fixed
+  // text, the SKUs as one JSON parameter, so it is a prepared statement).
+  const rows = await preparedRows<{ sku: string; product_id: string; status: ProductStatus; live_version: boolean }>(
+    em,
     `select ps.sku, p.id as product_id, p.status, coalesce(v.status = 'ready', false) as live_version
      from product_sku ps
      join product p on p.id = ps.product_id
      left join product_version v on v.id = p.active_version_id
-     where ps.organisation_id = ? and ps.sku in (${skus.map(() => '?').join(', ')})`,
-    [orgId, ...skus],
+     where ps.organisation_id = ? and ps.sku in (select jsonb_array_elements_text(?::jsonb))`,
+    [orgId, JSON.stringify(skus)],
   );
   for (const row of rows) {
     matches.set(row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version });

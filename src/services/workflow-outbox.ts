@@ -6,6 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispatch';
+import { preparedRows } from '../db/sql';
 
 export type ClaimedDispatch = DispatchRequest & { id: string; workflowId: string; attempts: number };
 
@@ -24,25 +25,26 @@ export interface OutboxBacklog {
 }
 
 /**
- * `insert into workflow_dispatch …` for `dispatches`, its values appended to `params`: a statement
- * that can stand alone or inside another statement's data-modifying CTE, so it commits with it.
- * Due at once by the database's clock, the one every dispatcher compares with (an injected
- * business clock plays no part in when work is done).
+ * `insert into workflow_dispatch …` from one JSON parameter (`dispatchRowsJson`): a fixed text that
+ * stands alone or ends another statement's data-modifying CTEs, so it commits with it. Due at once
+ * by the database's clock, the one every dispatcher compares with (an injected business clock plays
+ * no part in when work is done).
  */
-export function dispatchInsertSql(dispatches: NewDispatch[], params: unknown[]): string {
-  const rows = dispatches.map((d) => {
-    params.push(randomUUID(), d.orgId, d.kind, d.workflowId, JSON.stringify(d.payload));
-    return '(?::uuid, ?::uuid, ?, ?, ?::jsonb, now(), now(), 0)';
-  });
-  return `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts)
-    values ${rows.join(', ')}`;
+export const DISPATCH_INSERT_SQL = `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts)
+  select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0
+  from jsonb_to_recordset(?::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb)`;
+
+/** The parameter of DISPATCH_INSERT_SQL. */
+export function dispatchRowsJson(dispatches: NewDispatch[]): string {
+  return JSON.stringify(dispatches.map((d) => ({
+    id: randomUUID(), organisation_id: d.orgId, kind: d.kind, workflow_id: d.workflowId, payload: d.payload,
+  })));
 }
 
 /** Records dispatches on their own (one statement). */
 export async function enqueueDispatches(em: EntityManager, dispatches: NewDispatch[]): Promise<void> {
   if (dispatches.length === 0) return;
-  const params: unknown[] = [];
-  await em.execute(dispatchInsertSql(dispatches, params), params);
+  await preparedRows(em, DISPATCH_INSERT_SQL, [dispatchRowsJson(dispatches)]);
 }
 
 /**
@@ -50,7 +52,8 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
  * transaction holds are skipped, not waited for.
  */
 export async function claimDueDispatches(tx: EntityManager, limit: number): Promise<ClaimedDispatch[]> {
-  const rows = await tx.execute<Array<{ id: string; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number }>>(
+  const rows = await preparedRows<{ id: string; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number }>(
+    tx,
     `select id, kind, workflow_id, payload, attempts from workflow_dispatch
      where due_at <= now() order by due_at limit ? for update skip locked`,
     [limit],
@@ -61,22 +64,18 @@ export async function claimDueDispatches(tx: EntityManager, limit: number): Prom
 /** Rows Temporal took: gone from the outbox. */
 export async function completeDispatches(tx: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await tx.execute(`delete from workflow_dispatch where id in (${ids.map(() => '?').join(', ')})`, ids);
+  await preparedRows(tx, 'delete from workflow_dispatch where id in (select jsonb_array_elements_text(?::jsonb)::uuid)', [JSON.stringify(ids)]);
 }
 
 /** Rows Temporal did not take: tried again later, with the reason kept for operators. */
 export async function postponeDispatches(tx: EntityManager, failures: DispatchFailure[]): Promise<void> {
   if (failures.length === 0) return;
-  const params: unknown[] = [];
-  const values = failures.map((f) => {
-    params.push(f.id, f.retryInMs, f.error.slice(0, 1000));
-    return '(?::uuid, ?::int, ?)';
-  });
-  await tx.execute(
+  await preparedRows(
+    tx,
     `update workflow_dispatch d set attempts = d.attempts + 1, last_error = f.error,
        due_at = now() + f.retry_in_ms * interval '1 millisecond'
-     from (values ${values.join(', ')}) as f(id, retry_in_ms, error) where d.id = f.id`,
-    params,
+     from jsonb_to_recordset(?::jsonb) as f(id uuid, retry_in_ms int, error text) where d.id = f.id`,
+    [JSON.stringify(failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, 1000) })))],
   );
 }
 

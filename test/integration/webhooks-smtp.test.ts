@@ -103,18 +103,8 @@ describe('with the default retry window', () => {
     expect(sends.map((s) => s.status)).toEqual(['sent']);
     expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: 'sale-451-clears' })).toBe(1);
   });
-});
 
-describe('the re-send race (decisions §5, amended)', () => {
-  let h: Harness;
-  let org: WebhookOrg;
-  beforeAll(async () => {
-    h = await startHarness();
-    org = await seedWebhookOrg(h);
-  });
-  afterAll(() => h?.close());
-
-  test('a redelivery sent the moment the entry turns Error, while the failed run still sends its alert, re-sends the receipt once', async () => {
+  test('the re-send race (decisions §5, amended): a redelivery sent the moment the entry turns Error, while the failed run still sends its alert, re-sends the receipt once', async () => {
     // The receipt is refused for good; the alert to the staff is deferred (451), so the failed run
     // is still open, retrying its alert, when the redelivery arrives.
     h.mailbox.setReject([
