@@ -24,7 +24,12 @@ import { createTestDatabase } from '../../test/helpers/database';
 const ROOT = path.resolve(__dirname, '../../..');
 const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
-export type ServiceShape = 'all-in-one' | 'roles';
+/**
+ * `all-in-one`: `npm start`'s process (API + worker); `roles`: `start:api` and `start:worker`;
+ * `front-door`: `start:api` alone with its dispatcher off (DISPATCH_LOOPS=0), to tell the cost of
+ * recording a delivery from that of fulfilling it on the same cores.
+ */
+export type ServiceShape = 'all-in-one' | 'roles' | 'front-door';
 
 /** An SMTP server that accepts everything and counts messages per recipient. */
 export interface SmtpSink {
@@ -202,10 +207,12 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
       children.push(all);
       await waitForOutput(all, /Delivery service ready/);
     } else {
-      const worker = spawnRole('worker', 'temporal/worker-main.js', env);
-      children.push(worker);
-      await waitForOutput(worker, /worker polling/);
-      const api = spawnRole('api', 'http/server.js', env);
+      if (shape === 'roles') {
+        const worker = spawnRole('worker', 'temporal/worker-main.js', env);
+        children.push(worker);
+        await waitForOutput(worker, /worker polling/);
+      }
+      const api = spawnRole('api', 'http/server.js', shape === 'front-door' ? { ...env, DISPATCH_LOOPS: '0' } : env);
       children.push(api);
       await waitForOutput(api, /API listening/);
     }

@@ -8,13 +8,14 @@
  *   server's p99 at the same rate is this machine's floor at that moment;
  * - the most acknowledgements a second with 32 in flight, for BENCH_MAX_SECONDS (10).
  *
+ * Each server gets 3 s of the steady rate first, not counted (JIT, pools, prepared statements).
  * Fulfilment runs meanwhile (the worker sends every receipt to an SMTP sink), as on launch day;
  * between measurements the backlog is left to drain and its drain time is printed. Peak resident
  * memory of each role's process is sampled throughout.
  *
  *   npm run build && npm run bench:build && node .bench-build/bench/webhooks/ack-bench.js
  *
- * BENCH_SHAPES (default `all-in-one,roles`). Targets: 0 refused; p99 ≤ 3× the bare server's p99;
+ * BENCH_SHAPES (default `all-in-one,roles,front-door`; see bench/lib/service). Targets: 0 refused; p99 ≤ 3× the bare server's p99;
  * most acks/s ≥ 0.5× the bare server's; RSS ≤ 250 MB per role.
  */
 import { fork } from 'node:child_process';
@@ -25,15 +26,16 @@ import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeFigures, type LoadFigures } from '../lib/load';
 import { exitOnFailure, runBenchmark } from '../lib/run';
 import { startService, startSmtpSink, type RunningService, type ServiceShape } from '../lib/service';
-import { signedOrders } from './signed-orders';
+import { signedOrders, type SignedOrder } from './signed-orders';
 
 const RATE = Number(process.env.BENCH_RATE ?? 300);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const MAX_SECONDS = Number(process.env.BENCH_MAX_SECONDS ?? 10);
 const MAX_IN_FLIGHT = 32;
-/** Enough sockets that a slow answer at the fixed rate does not hold back the next request. */
+const WARM_UP_SECONDS = 3;
+/** Most sockets the steady load may open: enough that a slow answer does not hold back the next request. */
 const FIXED_RATE_CONNECTIONS = 100;
-const SHAPES = (process.env.BENCH_SHAPES ?? 'all-in-one,roles').split(',') as ServiceShape[];
+const SHAPES = (process.env.BENCH_SHAPES ?? 'all-in-one,roles,front-door').split(',') as ServiceShape[];
 const TARGETS = { p99Ratio: 3, throughputRatio: 0.5, rssMb: 250 };
 const DRAIN_LIMIT_MS = 15 * 60_000;
 
@@ -44,21 +46,80 @@ interface ClientJob {
   firstOrder: number;
   seconds: number;
   connections: number;
-  /** Requests per second over all connections; absent: as fast as answers come. */
+  /** Requests per second, evenly spaced (open loop); absent: as fast as answers come. */
   rate?: number;
 }
 
 type Figures = LoadFigures & { refused: number };
 
-/** Client mode (a child process, off the servers' CPU budget as far as 2 cores allow): one autocannon run. */
+/**
+ * A steady rate, as a platform's deliveries arrive: request i is sent at start + i/rate whatever
+ * happened to the others (open loop, like wrk2), and its latency counts from that moment, so a
+ * stall is not hidden by requests that were never sent. (autocannon's overallRate gives each of
+ * its connections a share of the rate and fires them together, so its "steady" load arrives in
+ * bursts as large as the connection count.)
+ */
+async function steadyLoad(job: ClientJob & { rate: number }, orders: SignedOrder[]): Promise<Figures> {
+  const url = new URL(job.baseUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
+  const total = Math.round(job.rate * job.seconds);
+  const latencies: number[] = [];
+  let failed = 0;
+  const started = performance.now();
+  await new Promise<void>((resolve) => {
+    let sent = 0;
+    let answered = 0;
+    const fire = (i: number) => {
+      const order = orders[i];
+      const due = started + (i * 1000) / job.rate;
+      const request = http.request({
+        host: url.hostname, port: url.port, method: 'POST', path: order.path, agent,
+        headers: { ...order.headers, 'content-length': String(order.body.length) },
+      }, (response) => {
+        response.resume();
+        response.on('end', () => {
+          latencies.push(performance.now() - due);
+          if (response.statusCode !== 200) failed += 1;
+          if (++answered === total) resolve();
+        });
+      });
+      request.on('error', () => {
+        failed += 1;
+        if (++answered === total) resolve();
+      });
+      request.end(order.body);
+    };
+    const tick = () => {
+      const dueCount = Math.min(total, Math.floor(((performance.now() - started) * job.rate) / 1000) + 1);
+      while (sent < dueCount) fire(sent++);
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]);
+  return {
+    title: job.title,
+    requestsPerSecond: Math.round(total / ((performance.now() - started) / 1000)),
+    latencyP50Ms: at(0.5),
+    latencyP99Ms: at(0.99),
+    requests: total,
+    non2xx: failed,
+    errors: 0,
+    refused: failed,
+  };
+}
+
+/** Client mode (a child process, off the servers' CPU budget as far as 2 cores allow): one run. */
 async function runClient(job: ClientJob): Promise<Figures> {
   const count = Math.ceil((job.rate ?? 3000) * job.seconds * 1.2) + job.connections;
   const orders = signedOrders('storefront-a', job.orgId, job.firstOrder, count, { oneLine: true });
+  if (job.rate !== undefined) return steadyLoad({ ...job, rate: job.rate }, orders);
   let next = 0;
   const result = await autocannon({
     url: job.baseUrl,
     connections: job.connections,
-    ...(job.rate ? { overallRate: job.rate } : {}),
     duration: job.seconds,
     requests: [{
       method: 'POST',
@@ -109,8 +170,12 @@ async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** Waits until every recorded entry is final and the outbox is empty; returns the seconds it took. */
-async function drain(service: RunningService, orgId: string): Promise<number> {
+/**
+ * Waits until every recorded entry is final and the outbox is empty; returns the seconds it took
+ * (the front door alone fulfils nothing: its backlog is left as it is).
+ */
+async function drain(service: RunningService, shape: ServiceShape, orgId: string): Promise<number> {
+  if (shape === 'front-door') return 0;
   const started = Date.now();
   const em = service.orm.em.fork();
   for (;;) {
@@ -141,17 +206,21 @@ async function main(): Promise<void> {
         const org = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
         process.stdout.write(`\n${shape}: ${RATE}/s for ${SECONDS} s, then ${MAX_IN_FLIGHT} in flight for ${MAX_SECONDS} s\n`);
         const fixed = { orgId: org.orgId, seconds: SECONDS, connections: FIXED_RATE_CONNECTIONS, rate: RATE };
+        // Warm-up, not counted: JIT, connection pools and prepared statements of both servers.
+        for (const baseUrl of [bare.url, service.base]) {
+          await inChild({ ...fixed, seconds: WARM_UP_SECONDS, title: 'warm-up', baseUrl, firstOrder: nextOrders() });
+        }
         const bareFixed = await inChild({ ...fixed, title: `bare node:http at ${RATE}/s`, baseUrl: bare.url, firstOrder: nextOrders() });
         const realFixed = await inChild({ ...fixed, title: `${shape} at ${RATE}/s`, baseUrl: service.base, firstOrder: nextOrders() });
         process.stdout.write(`${describeFigures(bareFixed)}\n${describeFigures(realFixed)}\n`);
-        const fixedDrain = await drain(service, org.orgId);
+        const fixedDrain = await drain(service, shape, org.orgId);
         process.stdout.write(`  backlog drained ${fixedDrain.toFixed(1)} s after the run; ${sink.received()} emails in the sink so far\n`);
 
         const most = { orgId: org.orgId, seconds: MAX_SECONDS, connections: MAX_IN_FLIGHT };
         const bareMax = await inChild({ ...most, title: `bare node:http, ${MAX_IN_FLIGHT} in flight`, baseUrl: bare.url, firstOrder: nextOrders() });
         const realMax = await inChild({ ...most, title: `${shape}, ${MAX_IN_FLIGHT} in flight`, baseUrl: service.base, firstOrder: nextOrders() });
         process.stdout.write(`${describeFigures(bareMax)}\n${describeFigures(realMax)}\n`);
-        const maxDrain = await drain(service, org.orgId);
+        const maxDrain = await drain(service, shape, org.orgId);
         const rss = service.peakRssMb();
 
         const p99Ratio = realFixed.latencyP99Ms / Math.max(bareFixed.latencyP99Ms, 1);

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { freePort } from '../../src/dev/ports';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct } from '../helpers/seed';
+import { orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
+import { WebhookDelivery } from '../../src/db/entities';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -130,3 +132,23 @@ test('the api and worker roles run separately and stop cleanly on SIGTERM', asyn
     expect(await exitOf(worker.child)).toBe(0);
   }
 });
+
+test('the api role starts, is ready and accepts a delivery while Temporal is out of reach', async () => {
+  const org = await seedWebhookOrg(h);
+  const api = start('http/server.js', { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+  try {
+    await waitForOutput(api.output, /API listening/);
+    expect((await fetch(`${env.BASE_URL}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${env.BASE_URL}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ ok: true, database: true, temporal: false });
+    const delivery = await send(env.BASE_URL!, 'cart-e', org.orgId, orderBody('cart-e', org.orgId, 'while-down'));
+    expect(delivery.status).toBe(200);
+    const entry = await h.orm.em.fork().findOneOrFail(WebhookDelivery, delivery.body.deliveryIds![0]);
+    expect(entry.status).toBe('Pending');
+  } finally {
+    api.child.kill('SIGTERM');
+    expect(await exitOf(api.child)).toBe(0);
+  }
+});
+

@@ -415,18 +415,20 @@ test('Temporal out of reach in the receiving process → 200 at once, Pending, a
   );
   const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock: () => new Date() });
   await app.ready();
+  let res: Awaited<ReturnType<typeof send>>;
   try {
     const started = Date.now();
-    const res = await send(app, 'cart-e', org.orgId, orderBody('cart-e', org.orgId));
+    res = await send(app, 'cart-e', org.orgId, orderBody('cart-e', org.orgId));
     expect(res.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(1_000);
     const [entry] = await h.orm.em.fork().find(WebhookDelivery, { organisation: org.orgId }, { populate: ['items'] });
     expect(entry.status).toBe('Pending');
-    // The harness's app stands for another API process: its dispatcher claims the row.
-    expect((await finalEntry(h, res.body.deliveryIds![0])).items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
   } finally {
+    // That process goes away; its row waits in the outbox.
     await app.close();
   }
+  // The harness's app stands for another API process: its dispatcher claims the row.
+  expect((await finalEntry(h, res.body.deliveryIds![0])).items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
   expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId })).toBe(1);
 });
 
