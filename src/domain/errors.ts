@@ -19,5 +19,3 @@ export class PayloadTooLargeError extends DomainError { readonly status = 413; }
 export class UnsupportedMediaTypeError extends DomainError { readonly status = 415; }
 export class UnprocessableError extends DomainError { readonly status = 422; }
 export class TooManyRequestsError extends DomainError { readonly status = 429; }
-/** A dependency (Temporal, the database) is out of reach: the caller may retry. */
-export class UnavailableError extends DomainError { readonly status = 503; }
