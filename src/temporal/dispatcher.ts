@@ -69,7 +69,7 @@ export class WorkflowDispatcher {
    * One batch: claim, dispatch side by side, commit what Temporal took and what it did not.
    * Returns how many rows were claimed and how many of them were refused.
    */
-  async dispatchBatch(): Promise<{ claimed: number; refused: number }> {
+  private async dispatchBatch(): Promise<{ claimed: number; refused: number }> {
     const random = this.options.random ?? Math.random;
     return this.options.orm.em.fork().transactional(async (tx) => {
       const rows = await claimDueDispatches(tx, this.options.batchSize);
