@@ -7,8 +7,8 @@ import type { FreshLinksRequest } from './fresh-links';
 
 export type FulfilLineDispatch = {
   kind: 'fulfil-line';
-  /** Start or join the line's run and attach this delivery item to it. */
-  payload: { input: FulfilmentInput & { externalOrderId: string; deliveryItemId: string }; itemId: string };
+  /** The line's run input: start it, or attach `deliveryItemId` to the line's open run. */
+  payload: FulfilmentInput & { externalOrderId: string; deliveryItemId: string };
 };
 export type OrderAlertDispatch = { kind: 'order-alert'; payload: OrderAlertRequest };
 export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksRequest };

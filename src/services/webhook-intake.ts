@@ -195,22 +195,19 @@ function planDeliveries(
         workflowId,
         orgId: org.orgId,
         payload: {
-          itemId,
-          input: {
-            orgId: org.orgId,
-            source: platform,
-            externalOrderId: order.externalOrderId,
-            productId: decided.productId,
-            customer: { email: email!, name: order.customer.name ?? '' },
-            // Unknown line amounts are recorded as zero in the order's currency, never guessed.
-            amount: line.amount ?? fromMinorUnits(0, currency)!,
-            currency,
-            paymentMethod: platform,
-            test: order.test,
-            sendReceipt: true,
-            emailRetryWindowMs: deps.emailRetryWindowMs,
-            deliveryItemId: itemId,
-          },
+          orgId: org.orgId,
+          source: platform,
+          externalOrderId: order.externalOrderId,
+          productId: decided.productId,
+          customer: { email: email!, name: order.customer.name ?? '' },
+          // Unknown line amounts are recorded as zero in the order's currency, never guessed.
+          amount: line.amount ?? fromMinorUnits(0, currency)!,
+          currency,
+          paymentMethod: platform,
+          test: order.test,
+          sendReceipt: true,
+          emailRetryWindowMs: deps.emailRetryWindowMs,
+          deliveryItemId: itemId,
         },
       });
     }

@@ -4,7 +4,6 @@ import {
   Connection,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
-  type WorkflowHandle,
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { DispatchRequest } from '../domain/dispatch';
@@ -64,7 +63,7 @@ export class FulfilmentClient {
         // open, attach the item to it with a signal. A plain start costs the engine one event less
         // than signalWithStart, and joining is the rare case. A run that closes between the two
         // calls makes the signal fail: the row is retried, and its retry starts a new run.
-        const { input, itemId } = request.payload;
+        const input = request.payload;
         try {
           await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof orderLineFulfilment>('orderLineFulfilment', {
             workflowId,
@@ -76,7 +75,7 @@ export class FulfilmentClient {
           }));
         } catch (error) {
           if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(attachDeliveryItem, { itemId }));
+          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(attachDeliveryItem, { itemId: input.deliveryItemId }));
         }
         return;
       }
@@ -120,10 +119,6 @@ export class FulfilmentClient {
     });
     const recorded = await this.client.workflow.executeUpdateWithStart(purchaseRecorded, { startWorkflowOperation });
     return { ...recorded, workflowId };
-  }
-
-  handle(workflowId: string): WorkflowHandle {
-    return this.client.workflow.getHandle(workflowId);
   }
 
   /** For /readyz: the frontend answers. */
