@@ -6,7 +6,6 @@
  * database on the system server; mail goes to a counting SMTP sink in this process. Every child's
  * resident memory is sampled while it runs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,6 +18,7 @@ import { freePort } from '../../src/dev/ports';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
+import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../test/helpers/child-processes';
 import { createTestDatabase } from '../../test/helpers/database';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -61,12 +61,8 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   };
 }
 
-interface Child {
-  role: string;
-  process: ChildProcess;
-  output: () => string;
-  peakRssMb: number;
-}
+/** A role's process, with the most resident memory seen of it. */
+type Child = WatchedChild & { role: string; peakRssMb: number };
 
 /** The Temporal dev server of a benchmark: stopped and started again on the same port and state. */
 export interface BenchTemporal {
@@ -82,9 +78,9 @@ export async function startBenchTemporal(dataDir: string, tuning?: readonly stri
   const port = await freePort();
   const args = devServerArgs({ dbFile: path.join(dataDir, 'temporal.sqlite'), port, uiPort: await freePort(), namespace: 'default' }, tuning);
   const address = `127.0.0.1:${port}`;
-  let child: Child | undefined;
+  let child: WatchedChild | undefined;
   const start = async () => {
-    child = spawnProcess('temporal', cli, args, process.env);
+    child = spawnWatched(cli, args, { cwd: ROOT, env: process.env });
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {
@@ -102,7 +98,7 @@ export async function startBenchTemporal(dataDir: string, tuning?: readonly stri
     }
   };
   await start();
-  return { address, start, stop: async () => { if (child) await stop(child); } };
+  return { address, start, stop: async () => { if (child) await stopChild(child.child); } };
 }
 
 export interface RunningService {
@@ -130,37 +126,12 @@ function rssMbOf(pid: number): number {
 const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
 function spawnRole(role: string, script: string, env: NodeJS.ProcessEnv): Child {
-  return spawnProcess(role, process.execPath, [...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)], env);
+  const watched = spawnWatched(process.execPath, [...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)], { cwd: ROOT, env });
+  return { ...watched, role, peakRssMb: 0 };
 }
 
-function spawnProcess(role: string, command: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { role, process: child, output: () => output, peakRssMb: 0 };
-}
-
-async function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(child.output())) {
-    if (child.process.exitCode !== null) throw new Error(`${child.role} exited:\n${child.output()}`);
-    if (Date.now() > deadline) throw new Error(`${child.role} not ready after ${timeoutMs / 1000} s:\n${child.output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function stop(child: Child): Promise<void> {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.process.once('exit', resolve));
-  child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
-}
+/** Role processes take their time on a loaded machine (migrations, the worker's bundle). */
+const ROLE_START_MS = 120_000;
 
 /** Starts the service from `dist/` (run `npm run build` first) in the given shape. */
 export async function startService(shape: ServiceShape, smtpUrl: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningService> {
@@ -187,12 +158,12 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
   const stops: Array<() => Promise<void>> = [];
   const sampler = setInterval(() => {
     for (const child of children) {
-      if (child.process.pid) child.peakRssMb = Math.max(child.peakRssMb, rssMbOf(child.process.pid));
+      if (child.child.pid) child.peakRssMb = Math.max(child.peakRssMb, rssMbOf(child.child.pid));
     }
   }, 250);
   const close = async () => {
     clearInterval(sampler);
-    for (const child of children.reverse()) await stop(child);
+    for (const child of children.reverse()) await stopChild(child.child);
     for (const s of stops.reverse()) await s();
     await orm.close(true);
     await database.drop();
@@ -205,16 +176,16 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
     if (shape === 'all-in-one') {
       const all = spawnRole('all-in-one', 'main.js', env);
       children.push(all);
-      await waitForOutput(all, /Delivery service ready/);
+      await waitForOutput(all, /Delivery service ready/, ROLE_START_MS);
     } else {
       if (shape === 'roles') {
         const worker = spawnRole('worker', 'temporal/worker-main.js', env);
         children.push(worker);
-        await waitForOutput(worker, /worker polling/);
+        await waitForOutput(worker, /worker polling/, ROLE_START_MS);
       }
       const api = spawnRole('api', 'http/server.js', shape === 'front-door' ? { ...env, DISPATCH_LOOPS: '0' } : env);
       children.push(api);
-      await waitForOutput(api, /API listening/);
+      await waitForOutput(api, /API listening/, ROLE_START_MS);
     }
   } catch (error) {
     await close();

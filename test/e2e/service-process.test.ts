@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/dev/ports';
+import { exitOf, spawnWatched, waitForOutput, type WatchedChild } from '../helpers/child-processes';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct } from '../helpers/seed';
 import { orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
@@ -36,7 +37,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   };
 }, 180_000);
-const spawned: ChildProcessWithoutNullStreams[] = [];
+const spawned: ChildProcess[] = [];
 afterAll(async () => {
   // A test that times out never reaches its finally: no child may outlive the run.
   for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -44,34 +45,16 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-function start(script: string, extraEnv: NodeJS.ProcessEnv = {}): { child: ChildProcessWithoutNullStreams; output: () => string } {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src', script)], { cwd: ROOT, env: { ...env, ...extraEnv } });
-  spawned.push(child);
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  return { child, output: () => output };
-}
-
-async function waitForOutput(output: () => string, pattern: RegExp, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(output())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once('exit', (code) => resolve(code));
-  });
+function start(script: string, extraEnv: NodeJS.ProcessEnv = {}): WatchedChild {
+  const started = spawnWatched(process.execPath, [path.join(ROOT, 'dist/src', script)], { cwd: ROOT, env: { ...env, ...extraEnv } });
+  spawned.push(started.child);
+  return started;
 }
 
 test('npm start with every variable set starts nothing embedded, sells through Temporal and stops on SIGTERM', async () => {
   const service = start('main.js');
   try {
-    await waitForOutput(service.output, /Delivery service ready/);
+    await waitForOutput(service, /Delivery service ready/);
     expect(service.output()).toContain('external (DATABASE_URL)');
     expect(service.output()).toContain('external cluster');
     expect(service.output()).toContain('external SMTP');
@@ -122,8 +105,8 @@ test('the api and worker roles run separately and stop cleanly on SIGTERM', asyn
   const worker = start('temporal/worker-main.js');
   const api = start('http/server.js');
   try {
-    await waitForOutput(worker.output, /worker polling/);
-    await waitForOutput(api.output, /API listening/);
+    await waitForOutput(worker, /worker polling/);
+    await waitForOutput(api, /API listening/);
     expect((await fetch(`${env.BASE_URL}/readyz`)).status).toBe(200);
   } finally {
     api.child.kill('SIGTERM');
@@ -137,7 +120,7 @@ test('the api role starts, is ready and accepts a delivery while Temporal is out
   const org = await seedWebhookOrg(h);
   const api = start('http/server.js', { TEMPORAL_ADDRESS: '127.0.0.1:1' });
   try {
-    await waitForOutput(api.output, /API listening/);
+    await waitForOutput(api, /API listening/);
     expect((await fetch(`${env.BASE_URL}/healthz`)).status).toBe(200);
     const ready = await fetch(`${env.BASE_URL}/readyz`);
     expect(ready.status).toBe(200);
