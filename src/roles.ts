@@ -39,8 +39,9 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
     return {
       config, orm, temporal, applied,
       fulfilment: new FulfilmentClient(temporal, config.temporal.taskQueue),
+      // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
-        await ensureSearchAttributes(connection, config.temporal.namespace);
+        await connection.withDeadline(Date.now() + 5_000, () => ensureSearchAttributes(connection, config.temporal.namespace));
       },
       async close() {
         await connection.close();
