@@ -6,7 +6,8 @@ import { ActivityLogEntry, DownloadToken } from '../../src/db/entities';
 import { sha256Hex } from '../../src/security/secrets';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
-import { addVersionFile, eventually, listen, seedPurchase, sha256 } from '../helpers/download-links';
+import { addVersionFile, listen, seedPurchase, sha256 } from '../helpers/download-links';
+import { eventually } from '../helpers/webhooks';
 
 /** The service's clock, moved to show an expired link. */
 let offsetMs = 0;

@@ -5,7 +5,8 @@ import { DOWNLOAD_LINK_TTL_MS } from '../../src/domain/download-links';
 import { sha256Hex } from '../../src/security/secrets';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
-import { addVersionFile, eventually, issueToken, listen, seedPurchase, sha256 } from '../helpers/download-links';
+import { addVersionFile, issueToken, listen, seedPurchase, sha256 } from '../helpers/download-links';
+import { eventually } from '../helpers/webhooks';
 
 /** The service's clock, moved by the tests: links expire without waiting 48 hours. */
 let offsetMs = 0;

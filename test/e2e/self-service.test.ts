@@ -8,7 +8,8 @@ import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
 import { FulfilmentClient } from '../../src/temporal/client';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
-import { eventually, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
+import { listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
+import { eventually } from '../helpers/webhooks';
 
 /** The service's clock, moved by the tests so links expire without waiting. */
 let offsetMs = 0;

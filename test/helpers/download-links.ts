@@ -68,13 +68,3 @@ export async function listen(h: Harness): Promise<string> {
   return `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
 }
 
-/** Polls `probe` until it returns something other than undefined (for work that follows a response). */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
