@@ -174,7 +174,9 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
       continue;
     }
     // Joined the current round while alerts went out: the next report takes it as a duplicate.
-    if (next.round <= round || !recorded) continue;
+    if (next.round <= round) continue;
+    // A later round needs a failed send, so a recorded purchase; without one nothing is left to do.
+    if (!recorded) break;
     round = next.round;
     starter = next.itemId;
     result = await send(recorded.purchaseId);
