@@ -32,7 +32,7 @@ export default tseslint.config(
         ],
         patterns: [
           { group: ['@mikro-orm/*', 'nodemailer', 'fastify', '@fastify/*', 'pg', 'smtp-server'], message: 'Workflows do not do I/O: call an activity.' },
-          { group: ['**/db/**', '**/http/**', '**/mail/**', '**/storage/**', '**/dev/**', '**/services/**'], message: 'Workflows import only @temporalio/workflow, src/domain and activity types.' },
+          { group: ['**/db/**', '**/http/**', '**/mail/**', '**/storage/**', '**/dev/**', '**/services/**', '**/security/**', '**/webhooks/**', '**/temporal/**', '**/cli/**', '**/src/config', '**/src/config.*'], message: 'Workflows import only @temporalio/workflow, src/domain and activity types.' },
           { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Import activities as types only.' },
         ],
       }],

@@ -88,7 +88,7 @@ export function purchaseActivities({ orm }: ActivityDeps) {
     },
 
     /** The item ended `error`: a later delivery of the order re-sends the receipt (decisions §5). */
-    async markReceiptFailed({ purchaseId }: { purchaseId: string; reason: string }): Promise<void> {
+    async markReceiptFailed({ purchaseId }: { purchaseId: string }): Promise<void> {
       await orm.em.fork().execute(
         `update purchase set receipt_status = 'failed' where id = ? and receipt_status <> 'sent'`,
         [purchaseId],

@@ -38,7 +38,7 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
     const { connection, client: temporal } = connectTemporal(endpoints.temporalAddress, config.temporal.namespace);
     return {
       config, orm, temporal, applied,
-      fulfilment: new FulfilmentClient(temporal, config.temporal.taskQueue),
+      fulfilment: new FulfilmentClient(temporal, config),
       // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
         await connection.withDeadline(Date.now() + 5_000, () => ensureSearchAttributes(connection, config.temporal.namespace));

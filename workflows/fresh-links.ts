@@ -1,12 +1,9 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { DATABASE_LOOKUP, emailWithin } from '../src/domain/activity-policy';
 import type { FreshLinksRequest } from '../src/domain/fresh-links';
 
-const { findFreshLinkGroups } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { findFreshLinkGroups } = proxyActivities<Activities>(DATABASE_LOOKUP);
 
 /**
  * Fresh download links by email: one email per organisation, listing a new link for each purchase
@@ -14,12 +11,7 @@ const { findFreshLinkGroups } = proxyActivities<Activities>({
  * decided here, so /my answers the same, in the same time, for every address.
  */
 export async function freshLinks(request: FreshLinksRequest): Promise<{ emails: number }> {
-  const { sendFreshLinks } = proxyActivities<Activities>({
-    // Temporary SMTP failures are retried for the whole window; permanent ones are non-retryable.
-    scheduleToCloseTimeout: request.emailRetryWindowMs,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-  });
+  const { sendFreshLinks } = proxyActivities<Activities>(emailWithin(request.emailRetryWindowMs));
   const groups = await findFreshLinkGroups(request);
   let emails = 0;
   for (const group of groups) {

@@ -1,12 +1,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { ORDER_ALERT } from '../src/domain/activity-policy';
 import type { OrderAlertRequest } from '../src/domain/fulfilment';
 
-const { sendOrderAlert } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '1 hour',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+const { sendOrderAlert } = proxyActivities<Activities>(ORDER_ALERT);
 
 /**
  * The alert of an entry that the front door recorded as `Error` at once (every line unmatched or

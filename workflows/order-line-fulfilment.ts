@@ -10,6 +10,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { DATABASE_STEP, emailWithin, ORDER_ALERT } from '../src/domain/activity-policy';
 import type {
   FulfilmentInput,
   FulfilmentResult,
@@ -27,13 +28,9 @@ import { attachDeliveryItem, purchaseRecorded } from './messages';
  */
 export const LOCAL_DB_STEPS_PATCH = 'local-db-steps-and-resend-rounds';
 
-const DB_STEP_OPTIONS = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-} as const;
-const remoteDbSteps = proxyActivities<Activities>(DB_STEP_OPTIONS);
-const localDbSteps = proxyLocalActivities<Activities>(DB_STEP_OPTIONS);
-const { sendOrderAlert } = remoteDbSteps;
+const remoteDbSteps = proxyActivities<Activities>(DATABASE_STEP);
+const localDbSteps = proxyLocalActivities<Activities>(DATABASE_STEP);
+const { sendOrderAlert } = proxyActivities<Activities>(ORDER_ALERT);
 
 /** The message of the failure at the bottom of an activity failure chain. */
 function rootMessage(error: unknown): string {
@@ -84,13 +81,7 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
     return recorded;
   });
 
-  const { sendReceipt } = proxyActivities<Activities>({
-    // Temporary SMTP failures are retried with backoff for the whole window; the activity throws
-    // permanent ones (5xx) non-retryable.
-    scheduleToCloseTimeout: input.emailRetryWindowMs,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-  });
+  const { sendReceipt } = proxyActivities<Activities>(emailWithin(input.emailRetryWindowMs));
 
   async function send(purchaseId: string): Promise<RoundResult> {
     try {
@@ -103,7 +94,7 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
         ? 'receipt email could not be sent within the retry window'
         : `receipt email failed: ${rootMessage(error)}`;
       log.warn('receipt failed', { purchaseId, reason });
-      await db.markReceiptFailed({ purchaseId, reason });
+      await db.markReceiptFailed({ purchaseId });
       return { outcome: 'error', reason };
     }
   }

@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const orm = await createOrm(databaseUrl);
   const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:7233' }) });
   const app = await buildApp({
-    config, orm, fulfilment: new FulfilmentClient(temporal, 'bench'), storage: new LocalDiskStorage(config.fileStorageDir),
+    config, orm, fulfilment: new FulfilmentClient(temporal, config), storage: new LocalDiskStorage(config.fileStorageDir),
     clock: () => new Date(),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,11 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { DEV_SERVER_THROUGHPUT_ARGS } from '../../src/dev/temporal-dev-server';
+import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
 import { startHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness';
 
 /** The system PostgreSQL the tests use, when DATABASE_URL does not name another server. */
@@ -31,12 +32,7 @@ export async function startBenchWorld(options: HarnessOptions = {}): Promise<Ben
   });
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));
   try {
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: path.resolve(__dirname, '../../workflows'),
-      logger: new DefaultLogger('WARN'),
-    });
-    const bundlePath = path.join(bundleDir, 'workflows.js');
-    await writeFile(bundlePath, bundle.code);
+    const bundlePath = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'), path.resolve(__dirname, '../../workflows'));
     process.env.TEST_TEMPORAL_ADDRESS = temporal.address;
     process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
     const h = await startHarness(options);

@@ -2,16 +2,16 @@
  * The workflow starts and signals a recorded request owes Temporal (the transactional outbox of
  * decisions §4, amended 2026-11-26): what each row carries, and how long a refused one waits.
  */
-import type { FulfilmentInput, OrderAlertRequest } from './fulfilment';
-import type { FreshLinksRequest } from './fresh-links';
+import type { FulfilmentRequest, OrderAlertRequest } from './fulfilment';
+import type { FreshLinksAsk } from './fresh-links';
 
 export type FulfilLineDispatch = {
   kind: 'fulfil-line';
   /** The line's run input: start it, or attach `deliveryItemId` to the line's open run. */
-  payload: FulfilmentInput & { externalOrderId: string; deliveryItemId: string };
+  payload: FulfilmentRequest & { externalOrderId: string; deliveryItemId: string };
 };
 export type OrderAlertDispatch = { kind: 'order-alert'; payload: OrderAlertRequest };
-export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksRequest };
+export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksAsk };
 
 export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch;
 export type DispatchKind = DispatchRequest['kind'];

@@ -14,8 +14,8 @@ export class UnauthorizedError extends DomainError { readonly status = 401; }
 export class ForbiddenError extends DomainError { readonly status = 403; }
 export class NotFoundError extends DomainError { readonly status = 404; }
 export class ConflictError extends DomainError { readonly status = 409; }
-export class GoneError extends DomainError { readonly status = 410; }
 export class PayloadTooLargeError extends DomainError { readonly status = 413; }
 export class UnsupportedMediaTypeError extends DomainError { readonly status = 415; }
 export class UnprocessableError extends DomainError { readonly status = 422; }
-export class TooManyRequestsError extends DomainError { readonly status = 429; }
+/** Something the request needs is out of reach for now (the workflow engine): retry later. */
+export class ServiceUnavailableError extends DomainError { readonly status = 503; }

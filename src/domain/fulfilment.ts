@@ -25,6 +25,9 @@ export interface FulfilmentInput {
   deliveryItemId?: string;
 }
 
+/** A sale as the service asks for it: the fulfilment client adds the email retry window. */
+export type FulfilmentRequest = Omit<FulfilmentInput, 'emailRetryWindowMs'>;
+
 export interface RecordedPurchase {
   purchaseId: string;
   customerId: string;

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer, Product } from '../db/entities';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors';
-import type { FulfilmentInput } from '../domain/fulfilment';
+import type { FulfilmentRequest } from '../domain/fulfilment';
 import { normaliseAmount, normaliseCurrency } from '../domain/money';
 import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
 import { isUuid } from '../domain/uuid';
@@ -30,14 +30,13 @@ export interface SaleContext {
   orgId: string;
   /** `api` for a key, `manual` for the dashboard. */
   enteredVia: Extract<PurchaseSource, 'api' | 'manual'>;
-  emailRetryWindowMs: number;
 }
 
 /**
  * Checks a sale entered by API or dashboard against the organisation's data and turns it into
  * the fulfilment input. Every failure is a 4xx with a message that says what to fix.
  */
-export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: SaleContext): Promise<FulfilmentInput> {
+export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: SaleContext): Promise<FulfilmentRequest> {
   const currency = normaliseCurrency(form.currency);
   if (!currency) throw new ValidationError('currency must be a three-letter code such as USD');
   const amount = normaliseAmount(form.amount, currency);
@@ -52,7 +51,7 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
   const product = await em.findOne(Product, { id: form.productId, organisation: ctx.orgId }, { populate: ['activeVersion'] });
   if (!product) throw new NotFoundError('product not found');
 
-  let customer: FulfilmentInput['customer'];
+  let customer: FulfilmentRequest['customer'];
   if (form.customerId === 'new') {
     const email = form['newCustomer.email']?.toLowerCase();
     if (!email) throw new ValidationError('newCustomer.email is required when customerId is "new"');
@@ -85,6 +84,5 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
     paymentMethod: form.paymentMethod ?? 'custom',
     test: false,
     sendReceipt: form.sendEmail === 'true',
-    emailRetryWindowMs: ctx.emailRetryWindowMs,
   };
 }

@@ -35,7 +35,6 @@ import { isEmailAddress } from '../domain/email';
 export interface IntakeDeps {
   orm: Orm;
   clock: () => Date;
-  emailRetryWindowMs: number;
   /** Told after each commit that added outbox rows, so they are dispatched at once. */
   onRecorded: () => void;
 }
@@ -162,7 +161,6 @@ interface Plan {
 }
 
 function planDeliveries(
-  deps: IntakeDeps,
   org: Candidate,
   platform: Platform,
   orders: NormalizedOrder[],
@@ -206,7 +204,6 @@ function planDeliveries(
           paymentMethod: platform,
           test: order.test,
           sendReceipt: true,
-          emailRetryWindowMs: deps.emailRetryWindowMs,
           deliveryItemId: itemId,
         },
       });
@@ -261,7 +258,7 @@ export async function receiveDelivery(
   }
 
   const matches = await matchSkus(em, org.orgId, orders);
-  const plan = planDeliveries(deps, org, target.platform, orders, matches, now);
+  const plan = planDeliveries(org, target.platform, orders, matches, now);
   await recordEntries(em, org.orgId, plan.entries, plan.dispatches, now);
   if (plan.dispatches.length > 0) deps.onRecorded();
   return plan.entries.map((e) => e.id);

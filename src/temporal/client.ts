@@ -6,9 +6,12 @@ import {
   WorkflowExecutionAlreadyStartedError,
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
+import { isGrpcServiceError } from '@temporalio/client';
+import type { Config } from '../config';
 import type { DispatchRequest } from '../domain/dispatch';
+import { ServiceUnavailableError } from '../domain/errors';
 import { fulfilmentWorkflowId } from '../domain/ids';
-import type { FulfilmentInput, RecordedPurchase } from '../domain/fulfilment';
+import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
 import type { freshLinks, orderAlert, orderLineFulfilment } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
@@ -20,6 +23,24 @@ import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute }
  */
 const DISPATCH_DEADLINE_MS = 5_000;
 
+/** How long a person entering a sale waits for the engine before being told to retry. */
+const SALE_DEADLINE_MS = 10_000;
+
+/** gRPC statuses that mean the engine is out of reach or overloaded, not that the call was wrong. */
+const UNREACHABLE_CODES = new Set([4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */]);
+
+/** Whether `error` (or one of its causes) says the engine could not be reached in time. */
+export function isEngineUnreachable(error: unknown): boolean {
+  for (let current = error; current; current = (current as { cause?: unknown }).cause) {
+    if (isGrpcServiceError(current) && UNREACHABLE_CODES.has(current.code)) return true;
+    if (/Failed to connect before the deadline|deadline exceeded/i.test((current as Error).message ?? '')) return true;
+  }
+  return false;
+}
+
+/** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW). */
+export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
+
 /**
  * A client whose connection is made on first use: an API process starts, and accepts deliveries
  * into the outbox, while Temporal is out of reach (decisions §4, amended).
@@ -30,15 +51,23 @@ export function connectTemporal(address: string, namespace: string): { connectio
 }
 
 /**
- * The only place that knows workflow ids and start options. Workflows are keyed by organisation,
- * source, order id and product; a run already open for that key is joined, a closed one does not
- * block a new run (the database decides whether it is a duplicate).
+ * The only place that knows start options, the email retry window and what an unreachable engine
+ * means to a caller. Workflows are keyed by organisation, source, order id and product
+ * (`src/domain/ids`); a run already open for that key is joined, a closed one does not block a new
+ * run (the database decides whether it is a duplicate). Activity timeouts and retries are the
+ * presets of `src/domain/activity-policy`.
  */
 export class FulfilmentClient {
+  private readonly taskQueue: string;
+  private readonly emailRetryWindowMs: number;
+
   constructor(
     private readonly client: Client,
-    private readonly taskQueue: string,
-  ) {}
+    policy: FulfilmentPolicy,
+  ) {
+    this.taskQueue = policy.temporal.taskQueue;
+    this.emailRetryWindowMs = policy.emailRetryWindowMs;
+  }
 
   private searchAttributes(orgId: string, source: string, orderId: string): SearchAttributePair[] {
     return [
@@ -63,7 +92,7 @@ export class FulfilmentClient {
         // open, attach the item to it with a signal. A plain start costs the engine one event less
         // than signalWithStart, and joining is the rare case. A run that closes between the two
         // calls makes the signal fail: the row is retried, and its retry starts a new run.
-        const input = request.payload;
+        const input = { ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs };
         try {
           await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof orderLineFulfilment>('orderLineFulfilment', {
             workflowId,
@@ -95,7 +124,7 @@ export class FulfilmentClient {
         await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof freshLinks>('freshLinks', {
           workflowId,
           taskQueue: this.taskQueue,
-          args: [request.payload],
+          args: [{ ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs }],
           workflowIdConflictPolicy: 'USE_EXISTING',
         }));
         return;
@@ -104,9 +133,11 @@ export class FulfilmentClient {
 
   /**
    * A sale entered by API or dashboard: starts (or joins) its run and waits only until the
-   * purchase is recorded; the receipt goes on in the background.
+   * purchase is recorded; the receipt goes on in the background. An engine out of reach is a 503
+   * the person can retry (the same order id joins the same run).
    */
-  async recordSale(input: FulfilmentInput): Promise<RecordedPurchase & { workflowId: string }> {
+  async recordSale(request: FulfilmentRequest): Promise<RecordedPurchase & { workflowId: string }> {
+    const input = { ...request, emailRetryWindowMs: this.emailRetryWindowMs };
     const orderKey = input.externalOrderId ?? `sale-${randomUUID()}`;
     const workflowId = fulfilmentWorkflowId(input.orgId, input.source, orderKey, input.productId);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof orderLineFulfilment>('orderLineFulfilment', {
@@ -117,8 +148,16 @@ export class FulfilmentClient {
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
     });
-    const recorded = await this.client.workflow.executeUpdateWithStart(purchaseRecorded, { startWorkflowOperation });
-    return { ...recorded, workflowId };
+    try {
+      const recorded = await this.client.withDeadline(Date.now() + SALE_DEADLINE_MS, () =>
+        this.client.workflow.executeUpdateWithStart(purchaseRecorded, { startWorkflowOperation }));
+      return { ...recorded, workflowId };
+    } catch (error) {
+      if (isEngineUnreachable(error)) {
+        throw new ServiceUnavailableError('the workflow engine is out of reach: nothing was recorded, please try again shortly');
+      }
+      throw error;
+    }
   }
 
   /** For /readyz: the frontend answers. */

@@ -1,19 +1,18 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
+import { prebuiltBundle, WORKFLOWS_PATH } from './workflow-bundle';
 
 export interface WorkerSetup {
   deps: ActivityDeps;
   address: string;
   namespace: string;
   taskQueue: string;
-  /** Tests pass a bundle made once; production bundles from the workflows folder at start. */
+  /** Tests pass a bundle made once; otherwise the build's bundle, else one made at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** How long running activities may finish after shutdown is requested. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   maxCachedWorkflows: number;
 }
-
-export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
 /**
  * The SDK logs every worker state change and the whole workflow bundle at INFO; the service's own
@@ -27,6 +26,10 @@ export function quietTemporalRuntime(level: 'DEBUG' | 'WARN' = 'WARN'): void {
   }
 }
 
+function workflowSource(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  return bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH };
+}
+
 /** The worker role: runs every workflow and activity of the service on one task queue. */
 export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
   quietTemporalRuntime();
@@ -36,7 +39,7 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(setup.deps),
-    ...(setup.workflowBundle ? { workflowBundle: setup.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...workflowSource(setup.workflowBundle ?? prebuiltBundle()),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
   });

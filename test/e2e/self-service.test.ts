@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DevMail } from '../../src/dev/dev-mailbox';
-import { Client, Connection } from '@temporalio/client';
 import { buildApp } from '../../src/http/app';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
-import { FulfilmentClient } from '../../src/temporal/client';
-import { startHarness, type Harness } from '../helpers/harness';
+import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import { eventually } from '../helpers/webhooks';
@@ -239,7 +237,7 @@ test('the customer pages\' assets are served, and nothing else under their prefi
 });
 
 test('when Temporal is out of reach, /my and the button answer at once and the links go out through another process', async () => {
-  const unreachable = new FulfilmentClient(new Client({ connection: Connection.lazy({ address: '127.0.0.1:9' }) }), 'nowhere');
+  const unreachable = unreachableFulfilment(h.config);
   const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock });
   await app.ready();
   const email = `outage-${Date.now()}@example.com`;

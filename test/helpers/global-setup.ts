@@ -1,14 +1,16 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
 import { silentLogger } from '../../src/dev/logger';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { DEV_SERVER_THROUGHPUT_ARGS } from '../../src/dev/temporal-dev-server';
+// Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
+// jest's test contexts cannot share.
+import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
 
 const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -51,13 +53,7 @@ export default async function globalSetup(): Promise<void> {
   started.push(() => env.teardown());
   process.env.TEST_TEMPORAL_ADDRESS = env.address;
 
-  // Not imported from src/temporal/worker: global setup must not load the ORM's entities into the
-  // outer realm that jest's test contexts cannot share.
-  const workflowsPath = path.resolve(__dirname, '../../workflows');
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
   started.push(() => rm(bundleDir, { recursive: true, force: true }));
-  const bundlePath = path.join(bundleDir, 'workflows.js');
-  await writeFile(bundlePath, bundle.code);
-  process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
+  process.env.TEST_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'));
 }

@@ -3,7 +3,7 @@ import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
@@ -60,7 +60,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await migrate(orm);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace);
   await ensureSearchAttributes(connection, config.temporal.namespace);
-  const fulfilment = new FulfilmentClient(temporal, config.temporal.taskQueue);
+  const fulfilment = new FulfilmentClient(temporal, config);
   const mailer = createMailer(mailbox.url, config.mailFrom);
   const storage = new LocalDiskStorage(config.fileStorageDir);
 
@@ -104,4 +104,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A fulfilment client whose engine is never reachable (a closed port): stands for a Temporal outage. */
+export function unreachableFulfilment(config: Config): FulfilmentClient {
+  return new FulfilmentClient(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }), namespace: config.temporal.namespace }), config);
 }

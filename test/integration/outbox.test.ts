@@ -5,17 +5,16 @@
  * process dispatches, and when.
  */
 import net from 'node:net';
-import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config';
 import { createOrm, type Orm } from '../../src/db/orm';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
 import type { DispatchRequest } from '../../src/domain/dispatch';
 import { buildApp } from '../../src/http/app';
-import { FulfilmentClient } from '../../src/temporal/client';
+import type { FulfilmentClient } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
-import { startHarness, type Harness } from '../helpers/harness';
+import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedUser } from '../helpers/seed';
 import {
   eventually,
@@ -56,10 +55,6 @@ async function apiProcess(fulfilment: FulfilmentClient = h.fulfilment, orm: Orm 
   return app;
 }
 
-const unreachableTemporal = () => new FulfilmentClient(
-  new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }), namespace: h.config.temporal.namespace }),
-  h.config.temporal.taskQueue,
-);
 
 async function outboxRows(): Promise<Array<{ workflow_id: string; attempts: number; last_error: string | null }>> {
   return h.orm.em.fork().execute('select workflow_id, attempts, last_error from workflow_dispatch order by created_at');
@@ -88,7 +83,7 @@ test('a process that stopped between commit and dispatch: its rows are dispatche
 });
 
 test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz shows the backlog; all fulfilled once it is back', async () => {
-  const down = await apiProcess(unreachableTemporal());
+  const down = await apiProcess(unreachableFulfilment(h.config));
   const ids: string[] = [];
   try {
     for (let i = 0; i < 5; i += 1) {

@@ -1,5 +1,6 @@
 import { Customer, DownloadToken, Purchase } from '../../src/db/entities';
-import { startHarness, type Harness } from '../helpers/harness';
+import { buildApp } from '../../src/http/app';
+import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 
 let h: Harness;
@@ -170,3 +171,22 @@ test('multipart form fields work like URL-encoded ones', async () => {
   });
   expect(res.statusCode).toBe(201);
 });
+
+test('with the workflow engine out of reach the sale answers 503 with what to do, and nothing is recorded', async () => {
+  const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachableFulfilment(h.config), storage: h.storage, clock: () => new Date() });
+  await app.ready();
+  try {
+    const email = `outage-${Date.now()}@example.com`;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/purchases',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${org.apiKey}` },
+      payload: form(sale(email)),
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.body).toContain('the workflow engine is out of reach');
+    expect(await h.orm.em.fork().count(Customer, { email })).toBe(0);
+  } finally {
+    await app.close();
+  }
+}, 30_000);

@@ -2,7 +2,6 @@
  * The rules of the front door and of fulfilment (spec Events; decisions §4–§5), each on a real
  * signed delivery through the app, real PostgreSQL, Temporal and SMTP.
  */
-import { Client, Connection } from '@temporalio/client';
 import {
   Customer,
   DownloadToken,
@@ -14,10 +13,9 @@ import {
   WebhookDeliveryItem,
 } from '../../src/db/entities';
 import { buildApp } from '../../src/http/app';
-import { FulfilmentClient } from '../../src/temporal/client';
 import type { Platform } from '../../src/domain/platforms';
 import type { ProductStatus } from '../../src/domain/statuses';
-import { startHarness, type Harness } from '../helpers/harness';
+import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
 import {
   configureIntegration,
@@ -409,10 +407,7 @@ test('customers are found by email case-insensitively across platforms', async (
 
 test('Temporal out of reach in the receiving process → 200 at once, Pending, and fulfilled by a process that reaches it', async () => {
   const org = await seedWebhookOrg(h);
-  const unreachable = new FulfilmentClient(
-    new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }), namespace: h.config.temporal.namespace }),
-    h.config.temporal.taskQueue,
-  );
+  const unreachable = unreachableFulfilment(h.config);
   const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock: () => new Date() });
   await app.ready();
   let res: Awaited<ReturnType<typeof send>>;

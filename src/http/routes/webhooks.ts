@@ -53,7 +53,6 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   const intake = {
     orm: deps.orm,
     clock: deps.clock,
-    emailRetryWindowMs: deps.config.emailRetryWindowMs,
     onRecorded: () => deps.dispatcher.nudge(),
   };
 

@@ -56,7 +56,6 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const input = await validateSale(em, request.body, {
         orgId: principal.orgId,
         enteredVia: principal.via === 'key' ? 'api' : 'manual',
-        emailRetryWindowMs: deps.config.emailRetryWindowMs,
       });
       const recorded = await deps.fulfilment.recordSale(input);
       if (!recorded.created) throw new ConflictError('this order is already recorded');

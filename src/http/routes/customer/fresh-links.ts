@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FreshLinksRequest } from '../../../domain/fresh-links';
-import { freshLinksWorkflowId } from '../../../domain/fresh-links';
+import { freshLinksWorkflowId, type FreshLinksAsk } from '../../../domain/fresh-links';
 import { enqueueDispatches } from '../../../services/workflow-outbox';
 import type { AppDeps } from '../../app';
 
@@ -9,8 +8,8 @@ import type { AppDeps } from '../../app';
  * answer waits only for PostgreSQL, and the links go out once Temporal takes the row, even if it
  * is out of reach right now. `orgId` is the purchase's organisation when the request names one.
  */
-export async function requestFreshLinks(deps: AppDeps, target: FreshLinksRequest['target'], orgId: string | null = null): Promise<void> {
-  const request: FreshLinksRequest = { requestId: randomUUID(), target, emailRetryWindowMs: deps.config.emailRetryWindowMs };
+export async function requestFreshLinks(deps: AppDeps, target: FreshLinksAsk['target'], orgId: string | null = null): Promise<void> {
+  const request: FreshLinksAsk = { requestId: randomUUID(), target };
   await enqueueDispatches(deps.orm.em.fork(), [
     { kind: 'fresh-links', workflowId: freshLinksWorkflowId(request.requestId), orgId, payload: request },
   ]);

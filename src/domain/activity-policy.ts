@@ -1,0 +1,30 @@
+/**
+ * How long each kind of activity may take and how it is retried: one preset per kind, used by
+ * every workflow that runs it, so an activity never gets two policies in two places. Plain data
+ * (the workflows' sandbox imports it).
+ */
+import type { ActivityOptions } from '@temporalio/common';
+
+/** A PostgreSQL step: short, retried quickly and for as long as the database is away. */
+export const DATABASE_STEP = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+} as const satisfies ActivityOptions;
+
+/** A database lookup someone waits on by email: given up after ten minutes. */
+export const DATABASE_LOOKUP = { ...DATABASE_STEP, scheduleToCloseTimeout: '10 minutes' } as const satisfies ActivityOptions;
+
+/**
+ * An email: temporary SMTP failures are retried with backoff for the whole window (the activity
+ * throws permanent ones, 5xx, non-retryable).
+ */
+export function emailWithin(windowMs: number | '1 hour'): ActivityOptions {
+  return {
+    scheduleToCloseTimeout: windowMs,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  };
+}
+
+/** The staff's order alert: an email retried for an hour, wherever it is sent from. */
+export const ORDER_ALERT = emailWithin('1 hour');
