@@ -3,7 +3,7 @@
  * platform with a fresh order id per delivery, signed as the platform signs it (test helpers).
  */
 import type { Platform } from '../../src/domain/platforms';
-import { signFor } from '../../test/helpers/webhook-signing';
+import { signFor } from '../../test/fixtures/platforms';
 import { contentTypeOf, orderBody, SECRETS, webhookPath } from '../../test/helpers/webhooks';
 
 export interface SignedOrder {

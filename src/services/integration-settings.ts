@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
+import type { PlatformAdapter } from '../webhooks/adapter';
+import { ADAPTERS, adapters, webhookPath } from '../webhooks/registry';
 
 /** What Settings, Integrations shows of one platform: never a secret. */
 export const IntegrationJsonSchema = z.object({
@@ -12,30 +14,28 @@ export const IntegrationJsonSchema = z.object({
 });
 export type IntegrationJson = z.infer<typeof IntegrationJsonSchema>;
 
-/** PUT body: `secret`; reseller-d-classic `privateKey` (`secret` accepted too); payments-c also `accountId`. */
+/** The platforms whose adapters say so, for messages and the OpenAPI text. */
+function platformsWhere(test: (adapter: PlatformAdapter) => boolean): string {
+  return ADAPTERS.filter(test).map((a) => a.platform).join(', ');
+}
+const PRIVATE_KEY_PLATFORMS = platformsWhere((a) => a.secretField.field === 'privateKey');
+const SHARED_ROUTE_PLATFORMS = platformsWhere((a) => a.routing.kind === 'shared');
+
+/** PUT body: the adapter's secret field (`secret` accepted for `privateKey` too); shared routes also `accountId`. */
 export const IntegrationInputSchema = z.object({
-  secret: z.string().optional().describe('the signing or shared secret (every platform but reseller-d-classic)'),
-  privateKey: z.string().optional().describe('reseller-d-classic: the notification private key'),
-  accountId: z.string().optional().describe('payments-c: the account id its events carry; absent: unchanged, empty: removed'),
+  secret: z.string().optional().describe(`the signing or shared secret (every platform but ${PRIVATE_KEY_PLATFORMS})`),
+  privateKey: z.string().optional().describe(`${PRIVATE_KEY_PLATFORMS}: the notification private key`),
+  accountId: z.string().optional().describe(`${SHARED_ROUTE_PLATFORMS}: the account id its events carry; absent: unchanged, empty: removed`),
 });
 export type IntegrationInput = z.infer<typeof IntegrationInputSchema>;
 
-const NOTES: Partial<Record<Platform, string>> = {
-  'cart-e': 'append ?secret=<your secret> to this URL where cart E asks for it: cart E sends the secret in the query string',
-  'payments-c': 'one URL for every organisation: events name the organisation in metadata.org_id or by the registered accountId',
-};
-
-/** Where a platform sends this organisation's order webhooks (payments-c has one URL for all). */
-export function webhookUrl(baseUrl: string, orgId: string, platform: Platform): string {
-  return platform === 'payments-c' ? `${baseUrl}/webhooks/payments-c` : `${baseUrl}/webhooks/${orgId}/${platform}`;
-}
-
 function integrationJson(baseUrl: string, orgId: string, platform: Platform, configured: boolean): IntegrationJson {
-  const note = NOTES[platform];
-  return { platform, configured, webhookUrl: webhookUrl(baseUrl, orgId, platform), ...(note ? { note } : {}) };
+  const adapter = adapters[platform];
+  const note = adapter.setupNote;
+  return { platform, configured, webhookUrl: `${baseUrl}${webhookPath(adapter, orgId)}`, ...(note ? { note } : {}) };
 }
 
-/** The six platforms, each configured or not. */
+/** Every platform, each configured or not. */
 export async function listIntegrations(em: EntityManager, orgId: string, baseUrl: string): Promise<IntegrationJson[]> {
   const rows = await em.execute<Array<{ platform: string }>>(
     `select platform from integration
@@ -43,12 +43,12 @@ export async function listIntegrations(em: EntityManager, orgId: string, baseUrl
     [orgId],
   );
   const configured = new Set(rows.map((r) => r.platform));
-  return PLATFORMS.map((platform) => integrationJson(baseUrl, orgId, platform, configured.has(platform)));
+  return ADAPTERS.map(({ platform }) => integrationJson(baseUrl, orgId, platform, configured.has(platform)));
 }
 
 /**
- * Sets a platform's secret (upsert on organisation + platform). A payments-c account id may belong
- * to one organisation only: events are routed by it. The check and the write run under a
+ * Sets a platform's secret (upsert on organisation + platform). On a shared route an account id
+ * may belong to one organisation only: events are routed by it. The check and the write run under a
  * transaction-scoped advisory lock on the account id, so two organisations cannot race to it.
  */
 export async function configureIntegration(
@@ -60,24 +60,25 @@ export async function configureIntegration(
 ): Promise<IntegrationJson> {
   if (!isPlatform(platformWord)) throw new NotFoundError('unknown platform');
   const platform = platformWord;
-  const classic = platform === 'reseller-d-classic';
-  if (!classic && input.privateKey !== undefined) throw new ValidationError('privateKey applies to reseller-d-classic only (send secret)');
-  if (platform !== 'payments-c' && input.accountId !== undefined) throw new ValidationError('accountId applies to payments-c only');
+  const adapter = adapters[platform];
+  const classic = adapter.secretField.field === 'privateKey';
+  if (!classic && input.privateKey !== undefined) throw new ValidationError(`privateKey applies to ${PRIVATE_KEY_PLATFORMS} only (send secret)`);
+  if (adapter.routing.kind !== 'shared' && input.accountId !== undefined) throw new ValidationError(`accountId applies to ${SHARED_ROUTE_PLATFORMS} only`);
   const value = classic ? (input.privateKey ?? input.secret) : input.secret;
   // Kept exactly as given (signatures are computed over it), but a blank one is a mistake.
   if (value === undefined || value.trim() === '') {
-    throw new ValidationError(`${classic ? 'privateKey' : 'secret'} is required`);
+    throw new ValidationError(`${adapter.secretField.field} is required`);
   }
   const accountId = input.accountId === undefined ? undefined : input.accountId.trim() || null;
 
   await em.transactional(async (tx) => {
     if (accountId) {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`payments-c-account:${accountId}`]);
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`${platform}-account:${accountId}`]);
       const taken = await tx.execute(
-        `select 1 from integration where platform = 'payments-c' and account_id = ? and organisation_id <> ?`,
-        [accountId, orgId],
+        `select 1 from integration where platform = ? and account_id = ? and organisation_id <> ?`,
+        [platform, accountId, orgId],
       );
-      if (taken.length > 0) throw new ConflictError('that payments-c account is registered by another organisation');
+      if (taken.length > 0) throw new ConflictError(`that ${platform} account is registered by another organisation`);
     }
     await tx.execute(
       `insert into integration (id, organisation_id, platform, secret, private_key, account_id, updated_at)

@@ -19,14 +19,14 @@ import { planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
 import { alertDue, type ProductStatus } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
-import { subscriptionExpired } from '../http/plugins/auth';
+import { subscriptionExpired } from '../domain/subscription';
 import {
   WebhookParseError,
   type IntegrationSecrets,
   type NormalizedOrder,
+  type PlatformAdapter,
   type WebhookRequest,
 } from '../webhooks/adapter';
-import { paymentsCRouting } from '../webhooks/payments-c';
 import { adapters } from '../webhooks/registry';
 import { preparedRows } from '../db/sql';
 import { recordEntries, type NewEntry } from './delivery-log';
@@ -39,8 +39,11 @@ export interface IntakeDeps {
   onRecorded: () => void;
 }
 
-/** Where a delivery was sent: an organisation's path, or payments-c's shared one. */
-export type IntakeTarget = { platform: Exclude<Platform, 'payments-c'>; orgId: string } | { platform: 'payments-c' };
+/** Where a delivery was sent: an organisation's path, or (null) a platform's shared one. */
+export interface IntakeTarget {
+  platform: Platform;
+  orgId: string | null;
+}
 
 /** Bounds that keep a verified but absurd order out of workflow ids and numeric columns. */
 const MAX_ORDER_ID_LENGTH = 200;
@@ -77,35 +80,36 @@ function candidateOf(row: CandidateRow): Candidate {
 }
 
 /**
- * The organisations whose secret may verify this delivery. Org-scoped paths name one; payments-c
- * names it in the event's metadata, else by the account registered on an integration. Nothing
+ * The organisations whose secret may verify this delivery. Per-organisation paths name one; on a
+ * shared path the event names it, else the account registered on an integration does. Nothing
  * read here is trusted beyond choosing which secret to check.
  */
-async function candidatesFor(em: EntityManager, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
-  if (target.platform !== 'payments-c') {
-    if (!isUuid(target.orgId)) throw new NotFoundError('organisation not found');
-    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [target.platform, target.orgId]);
+async function candidatesFor(em: EntityManager, adapter: PlatformAdapter, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
+  const { platform } = adapter;
+  if (adapter.routing.kind === 'per-organisation') {
+    if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
+    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [platform, target.orgId]);
     if (rows.length === 0) throw new NotFoundError('organisation not found');
     return rows.map(candidateOf);
   }
 
-  let routing: ReturnType<typeof paymentsCRouting>;
+  let route: { orgId: string | null; accountId: string | null };
   try {
-    routing = paymentsCRouting(request);
+    route = adapter.routing.routeOf(request);
   } catch (error) {
     // No organisation can be read, so no secret can be chosen: the body itself is the problem.
     if (error instanceof WebhookParseError) throw new ValidationError(error.message);
     throw error;
   }
-  if (routing.orgId !== null && isUuid(routing.orgId)) {
-    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, ['payments-c', routing.orgId]);
+  if (route.orgId !== null && isUuid(route.orgId)) {
+    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [platform, route.orgId]);
     if (rows.length > 0) return rows.map(candidateOf);
   }
-  if (routing.accountId !== null) {
+  if (route.accountId !== null) {
     const rows = await preparedRows<CandidateRow>(
       em,
       `${CANDIDATE_SELECT} where i.account_id = ? order by i.updated_at desc limit 10`,
-      ['payments-c', routing.accountId],
+      [platform, route.accountId],
     );
     if (rows.length > 0) return rows.map(candidateOf);
   }
@@ -234,7 +238,7 @@ export async function receiveDelivery(
 ): Promise<string[]> {
   const adapter = adapters[target.platform];
   const em = deps.orm.em.fork();
-  const candidates = await candidatesFor(em, target, request);
+  const candidates = await candidatesFor(em, adapter, target, request);
   if (adapter.isUnsignedPing?.(request)) return [];
 
   const configured = candidates.filter((c) => isConfigured(c.secrets));

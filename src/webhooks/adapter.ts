@@ -54,8 +54,42 @@ export class WebhookParseError extends Error {
   override name = 'WebhookParseError';
 }
 
-export interface PlatformAdapter {
-  readonly platform: Platform;
+/** Where an organisation's deliveries of a platform arrive, and how the organisation is known. */
+export type PlatformRouting =
+  /** Each organisation has its own URL, `/webhooks/{orgId}/{platform}`. */
+  | { kind: 'per-organisation' }
+  /**
+   * One URL for every organisation, `/webhooks/{platform}`: an event names its organisation, or
+   * the account it came from, which an organisation registers beside its secret.
+   */
+  | {
+      kind: 'shared';
+      /** Read before verification, only to choose whose secret to check. Throws WebhookParseError. */
+      routeOf(request: WebhookRequest): { orgId: string | null; accountId: string | null };
+      /** The hint beside the account id field on Settings › Integrations. */
+      accountIdHint: string;
+    };
+
+/** The secret an organisation enters for a platform on Settings › Integrations. */
+export interface SecretField {
+  /** The field of the integration PUT body (and of the stored secrets) that carries it. */
+  field: 'secret' | 'privateKey';
+  /** Its label on the Integrations page. */
+  label: string;
+}
+
+/**
+ * Everything the service knows about one sales platform: the routes, the Integrations page,
+ * integration settings and the OpenAPI text read it from here, so a platform is one file.
+ */
+export interface PlatformAdapter<P extends Platform = Platform> {
+  readonly platform: P;
+  /** What the platform posts (documentation only: every type is read as raw bytes). */
+  readonly contentTypes: readonly string[];
+  readonly secretField: SecretField;
+  readonly routing: PlatformRouting;
+  /** What the seller must still do with the webhook URL, or null when pasting it is enough. */
+  readonly setupNote: string | null;
   /** Constant-time check of the platform's signature over the exact raw bytes. */
   verify(request: WebhookRequest, secrets: IntegrationSecrets, now: Date): boolean;
   parse(request: WebhookRequest): ParseResult;

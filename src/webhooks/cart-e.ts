@@ -7,8 +7,12 @@ import { currencyOf, formBody, minorAmount, quantityOf } from './fields';
 import { field, requireField } from './form';
 import { configured, safeEqual } from './signature';
 
-export const cartE: PlatformAdapter = {
+export const cartE: PlatformAdapter<'cart-e'> = {
   platform: 'cart-e',
+  contentTypes: ['application/x-www-form-urlencoded'],
+  secretField: { field: 'secret', label: 'Shared secret (the ?secret= of the URL)' },
+  routing: { kind: 'per-organisation' },
+  setupNote: 'append ?secret=<your secret> to this URL where cart E asks for it: cart E sends the secret in the query string',
 
   verify(request, secrets) {
     const secret = configured(secrets.secret);

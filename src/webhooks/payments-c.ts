@@ -112,8 +112,16 @@ export function paymentsCRouting(request: WebhookRequest): { orgId: string | nul
   return routingOf(jsonObjectBody(request));
 }
 
-export const paymentsC: PlatformAdapter = {
+export const paymentsC: PlatformAdapter<'payments-c'> = {
   platform: 'payments-c',
+  contentTypes: ['application/json'],
+  secretField: { field: 'secret', label: 'Signing secret' },
+  routing: {
+    kind: 'shared',
+    routeOf: paymentsCRouting,
+    accountIdHint: 'Optional: routes events that carry no org_id.',
+  },
+  setupNote: 'one URL for every organisation: events name the organisation in metadata.org_id or by the registered accountId',
 
   verify(request, secrets, now) {
     return verify(request, configured(secrets.secret), now);

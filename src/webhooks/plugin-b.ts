@@ -44,8 +44,12 @@ function isUnsignedPing(request: WebhookRequest): boolean {
   return /^webhook_id=\d+$/.test(bodyText(request).trim());
 }
 
-export const pluginB: PlatformAdapter = {
+export const pluginB: PlatformAdapter<'plugin-b'> = {
   platform: 'plugin-b',
+  contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
+  secretField: { field: 'secret', label: 'Webhook secret' },
+  routing: { kind: 'per-organisation' },
+  setupNote: null,
 
   verify(request, secrets) {
     const secret = configured(secrets.secret);

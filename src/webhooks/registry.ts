@@ -1,5 +1,5 @@
 /** The adapter of each platform, by the path word of the spec (`/webhooks/<platform>/...`). */
-import { isPlatform, type Platform } from '../domain/platforms';
+import { PLATFORMS, type Platform } from '../domain/platforms';
 import type { PlatformAdapter } from './adapter';
 import { cartE } from './cart-e';
 import { paymentsC } from './payments-c';
@@ -8,7 +8,8 @@ import { resellerD } from './reseller-d';
 import { resellerDClassic } from './reseller-d-classic';
 import { storefrontA } from './storefront-a';
 
-export const adapters: Record<Platform, PlatformAdapter> = {
+/** Every platform of the list must have its adapter, under its own word: checked when compiling. */
+export const adapters: { readonly [P in Platform]: PlatformAdapter<P> } = {
   'storefront-a': storefrontA,
   'plugin-b': pluginB,
   'payments-c': paymentsC,
@@ -17,7 +18,10 @@ export const adapters: Record<Platform, PlatformAdapter> = {
   'cart-e': cartE,
 };
 
-/** The adapter for a platform word, or undefined when the word names no platform. */
-export function adapterFor(word: string): PlatformAdapter | undefined {
-  return isPlatform(word) ? adapters[word] : undefined;
+/** The adapters in the order of the platform list (the Integrations page, the routes). */
+export const ADAPTERS: readonly PlatformAdapter[] = PLATFORMS.map((platform) => adapters[platform]);
+
+/** Where a platform sends this organisation's deliveries (a shared route serves every organisation). */
+export function webhookPath(adapter: PlatformAdapter, orgId: string): string {
+  return adapter.routing.kind === 'shared' ? `/webhooks/${adapter.platform}` : `/webhooks/${orgId}/${adapter.platform}`;
 }

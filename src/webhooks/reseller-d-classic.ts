@@ -34,8 +34,12 @@ function itemNumbers(form: URLSearchParams): number[] {
   return [...numbers].sort((a, b) => a - b);
 }
 
-export const resellerDClassic: PlatformAdapter = {
+export const resellerDClassic: PlatformAdapter<'reseller-d-classic'> = {
   platform: 'reseller-d-classic',
+  contentTypes: ['application/x-www-form-urlencoded'],
+  secretField: { field: 'privateKey', label: 'Private key' },
+  routing: { kind: 'per-organisation' },
+  setupNote: null,
 
   verify(request, secrets) {
     const key = configured(secrets.privateKey) ?? configured(secrets.secret);

@@ -52,8 +52,12 @@ function orderOf(event: JsonObject, where: string): NormalizedOrder {
   };
 }
 
-export const resellerD: PlatformAdapter = {
+export const resellerD: PlatformAdapter<'reseller-d'> = {
   platform: 'reseller-d',
+  contentTypes: ['application/json'],
+  secretField: { field: 'secret', label: 'Signature secret' },
+  routing: { kind: 'per-organisation' },
+  setupNote: null,
 
   verify(request, secrets) {
     return verifyBase64Hmac(request, configured(secrets.secret), RESELLER_D_HEADERS);

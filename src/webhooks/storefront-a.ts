@@ -22,8 +22,12 @@ import { configured, verifyBase64Hmac } from './signature';
 
 export const STOREFRONT_A_HEADERS = ['x-storefronta-hmac-sha256', 'x-shopify-hmac-sha256'];
 
-export const storefrontA: PlatformAdapter = {
+export const storefrontA: PlatformAdapter<'storefront-a'> = {
   platform: 'storefront-a',
+  contentTypes: ['application/json'],
+  secretField: { field: 'secret', label: 'Webhook signing secret' },
+  routing: { kind: 'per-organisation' },
+  setupNote: null,
 
   verify(request, secrets) {
     return verifyBase64Hmac(request, configured(secrets.secret), STOREFRONT_A_HEADERS);

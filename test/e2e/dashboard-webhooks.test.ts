@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { Purchase } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct } from '../helpers/seed';
-import { signFor } from '../helpers/webhook-signing';
+import { signFor } from '../fixtures/platforms';
 import { launchBrowser, listenDashboard, screenshot, signInAs, TEMPORAL_UI_URL } from '../helpers/browser';
 
 jest.setTimeout(180_000);

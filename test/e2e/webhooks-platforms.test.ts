@@ -19,7 +19,7 @@ import {
   settled,
   withOrderId,
 } from '../helpers/webhooks';
-import { signFor } from '../helpers/webhook-signing';
+import { PLATFORM_FIXTURES, signFor } from '../fixtures/platforms';
 
 let h: Harness;
 let baseUrl: string;
@@ -32,16 +32,6 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 const PRODUCT_NAMES: Record<string, string> = { 'ebook-pro': 'Ebook Pro', 'course-basic': 'Course Basic' };
-
-/** Amounts as PostgreSQL returns numeric(20,4). payments-c sends one total for two products: unknown per line. */
-const AMOUNTS: Record<Platform, Record<string, string>> = {
-  'storefront-a': { 'ebook-pro': '29.0000', 'course-basic': '49.0000' },
-  'plugin-b': { 'ebook-pro': '29.0000', 'course-basic': '49.0000' },
-  'payments-c': { 'ebook-pro': '0.0000', 'course-basic': '0.0000' },
-  'reseller-d': { 'ebook-pro': '29.0000', 'course-basic': '49.0000' },
-  'reseller-d-classic': { 'ebook-pro': '29.0000', 'course-basic': '49.0000' },
-  'cart-e': { 'ebook-pro': '29.0000' },
-};
 
 describe.each(PLATFORMS.map((p) => [p]))('%s', (platform: Platform) => {
   test('a signed sample is acknowledged, logged, fulfilled and its receipts sent', async () => {
@@ -74,7 +64,7 @@ describe.each(PLATFORMS.map((p) => [p]))('%s', (platform: Platform) => {
     for (const purchase of purchases) {
       expect(purchase.source).toBe(platform);
       expect(purchase.externalOrderId).toBe(SAMPLE_ORDER_IDS[platform]);
-      expect(purchase.amount).toBe(AMOUNTS[platform][purchase.product.slug]);
+      expect(purchase.amount).toBe(PLATFORM_FIXTURES[platform].skus[purchase.product.slug]);
       expect(purchase.currency).toBe('USD');
       expect(purchase.test).toBe(false);
       expect(purchase.customer.email).toBe('buyer@example.com');

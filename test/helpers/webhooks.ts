@@ -7,11 +7,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Integration, WebhookDelivery } from '../../src/db/entities';
-import type { Platform } from '../../src/domain/platforms';
+import { PLATFORMS, type Platform } from '../../src/domain/platforms';
 import type { IntegrationSecrets } from '../../src/webhooks/adapter';
 import type { Harness } from './harness';
 import { seedOrganisation, seedProduct, type SeededProduct, type SeedTarget } from './seed';
-import { signFor } from './webhook-signing';
+import { PLATFORM_FIXTURES, signFor, type PlatformFixture } from '../fixtures/platforms';
+import { adapters, webhookPath as webhookPathOf } from '../../src/webhooks/registry';
 import { sleep } from '../../src/dev/processes';
 
 /** The shared samples beside the repository (found from the source tree and from the bench build). */
@@ -20,49 +21,23 @@ export const FIXTURES = [
   path.resolve(__dirname, '../../../../shared/fixtures/webhooks'),
 ].find((dir) => existsSync(dir)) ?? path.resolve(__dirname, '../../../shared/fixtures/webhooks');
 
-const SAMPLE_FILES: Record<Platform, string> = {
-  'storefront-a': 'storefront-a.json',
-  'plugin-b': 'plugin-b.json',
-  'payments-c': 'payments-c.json',
-  'reseller-d': 'reseller-d.json',
-  'reseller-d-classic': 'reseller-d-classic.txt',
-  'cart-e': 'cart-e.txt',
-};
-
 /** The samples' order ids, as the README lists them. */
-export const SAMPLE_ORDER_IDS: Record<Platform, string> = {
-  'storefront-a': '5901000000001',
-  'plugin-b': '4801',
-  'payments-c': 'cs_live_a1ExampleCheckoutSession0001payC',
-  'reseller-d': 'nZ3xQ7rLTy2kP9vBcW4mHg',
-  'reseller-d-classic': 'ACME260102-3333-44444',
-  'cart-e': 'Xk9pQ2rT5vW8yZ1bC4dF6g==',
-};
-
-/** SKUs in each sample (cart-e sends one product per ping). */
-export const SAMPLE_SKUS: Record<Platform, string[]> = {
-  'storefront-a': ['ebook-pro', 'course-basic'],
-  'plugin-b': ['ebook-pro', 'course-basic'],
-  'payments-c': ['ebook-pro', 'course-basic'],
-  'reseller-d': ['ebook-pro', 'course-basic'],
-  'reseller-d-classic': ['ebook-pro', 'course-basic'],
-  'cart-e': ['ebook-pro'],
-};
-
+export const SAMPLE_ORDER_IDS = byPlatform((f) => f.orderId);
+/** SKUs in each sample, in order (cart-e sends one product per ping). */
+export const SAMPLE_SKUS = byPlatform((f) => Object.keys(f.skus));
 /** The README's secrets for its test vectors. */
-export const SECRETS: Record<Platform, IntegrationSecrets> = {
-  'storefront-a': { secret: 'test-secret-storefront-a' },
-  'plugin-b': { secret: 'test-secret-plugin-b' },
-  'payments-c': { secret: 'whsec_test_secret_payments_c' },
-  'reseller-d': { secret: 'test-secret-reseller-d' },
-  'reseller-d-classic': { privateKey: 'test-private-key-reseller-d-classic' },
-  'cart-e': { secret: 'test-secret-cart-e' },
-};
+export const SECRETS = byPlatform((f) => f.secrets);
 
-export const FORM_PLATFORMS: readonly Platform[] = ['reseller-d-classic', 'cart-e'];
+function byPlatform<T>(pick: (fixture: PlatformFixture) => T): Record<Platform, T> {
+  return Object.fromEntries(PLATFORMS.map((p) => [p, pick(PLATFORM_FIXTURES[p])])) as Record<Platform, T>;
+}
+
+function isForm(platform: Platform): boolean {
+  return PLATFORM_FIXTURES[platform].contentType === 'application/x-www-form-urlencoded';
+}
 
 export function sample(platform: Platform): Buffer {
-  return readFileSync(path.join(FIXTURES, SAMPLE_FILES[platform]));
+  return readFileSync(path.join(FIXTURES, PLATFORM_FIXTURES[platform].sampleFile));
 }
 
 /** A byte-level edit of a sample (no re-serialisation): `replace` must match. */
@@ -89,10 +64,10 @@ export function orderBody(platform: Platform, orgId: string, orderId?: string): 
 /** Replaces the sample's order id (every occurrence, so that related references stay consistent). */
 export function withOrderId(platform: Platform, body: Buffer, orderId: string): Buffer {
   const original = SAMPLE_ORDER_IDS[platform];
-  if (FORM_PLATFORMS.includes(platform)) {
+  if (isForm(platform)) {
     return edit(body, new RegExp(encodeURIComponent(original).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g'), encodeURIComponent(orderId));
   }
-  if (platform === 'storefront-a' || platform === 'plugin-b') {
+  if (PLATFORM_FIXTURES[platform].orderIdIsLeadingNumber) {
     // A JSON number: the top-level "id" is the first key of the object.
     return edit(body, new RegExp(`^\\{\\n  "id": ${original},`), `{\n  "id": ${orderId},`);
   }
@@ -101,17 +76,17 @@ export function withOrderId(platform: Platform, body: Buffer, orderId: string): 
 
 /** The sample with the customer's email replaced. */
 export function withEmail(platform: Platform, body: Buffer, email: string): Buffer {
-  return FORM_PLATFORMS.includes(platform)
+  return isForm(platform)
     ? edit(body, /buyer%40example\.com/g, encodeURIComponent(email))
     : edit(body, /buyer@example\.com/g, email);
 }
 
 export function webhookPath(platform: Platform, orgId: string): string {
-  return platform === 'payments-c' ? '/webhooks/payments-c' : `/webhooks/${orgId}/${platform}`;
+  return webhookPathOf(adapters[platform], orgId);
 }
 
 export function contentTypeOf(platform: Platform): string {
-  return FORM_PLATFORMS.includes(platform) ? 'application/x-www-form-urlencoded' : 'application/json';
+  return PLATFORM_FIXTURES[platform].contentType;
 }
 
 export interface SendOptions {
@@ -189,7 +164,7 @@ export async function seedWebhookOrg(
 ): Promise<WebhookOrg & { name: string }> {
   const name = options.name ?? `Webhook org ${Math.random().toString(36).slice(2, 10)}`;
   const org = await seedOrganisation(h, { subscriptionExpires: options.subscriptionExpires, name });
-  for (const platform of options.platforms ?? (Object.keys(SECRETS) as Platform[])) {
+  for (const platform of options.platforms ?? PLATFORMS) {
     await configureIntegration(h, org.orgId, platform);
   }
   const ebook = await seedProduct(h, org.orgId, { slug: 'ebook-pro', name: 'Ebook Pro' });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { subscriptionExpired } from '../../domain/subscription';
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors';
 import { isAdminRole, type Role } from '../../domain/statuses';
 import { sha256Hex } from '../../security/secrets';
@@ -42,11 +43,6 @@ function apiKeyOf(request: FastifyRequest): string | null {
   }
   const key = request.headers['x-api-key'];
   return typeof key === 'string' && key.trim() ? key.trim() : null;
-}
-
-/** Today (UTC) is past the last day of the subscription. */
-export function subscriptionExpired(expiresOn: string | null, now: Date): boolean {
-  return expiresOn !== null && now.toISOString().slice(0, 10) > expiresOn;
 }
 
 interface UserRow {

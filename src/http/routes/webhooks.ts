@@ -1,22 +1,21 @@
 /**
- * Order webhooks of the six sales platforms: POST /webhooks/{orgId}/{platform} and
- * POST /webhooks/payments-c (decisions §4). An encapsulated scope whose only body parser keeps
+ * Order webhooks of the sales platforms, one route per adapter of the registry:
+ * POST /webhooks/{orgId}/{platform}, or POST /webhooks/{platform} for a platform with one URL for
+ * every organisation (payments-c; decisions §4). An encapsulated scope whose only body parser keeps
  * the exact bytes received, whatever the content type: signatures are checked on those bytes and
  * bodies are never re-serialised. /webhooks/{orgId}/download-complete is another plugin's route.
  */
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { PLATFORMS, type Platform } from '../../domain/platforms';
 import { receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
 import type { WebhookRequest } from '../../webhooks/adapter';
+import { ADAPTERS } from '../../webhooks/registry';
 import type { AppDeps } from '../app';
 import { sendError } from '../plugins/error-handler';
 
 /** Order notifications are small; anything larger is refused with 413 before it is read. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
-
-const ORG_PLATFORMS = PLATFORMS.filter((p): p is Exclude<Platform, 'payments-c'> => p !== 'payments-c');
 
 const ErrorBody = z.object({ error: z.string() });
 const Received = z.object({
@@ -25,16 +24,6 @@ const Received = z.object({
 });
 const responses = { 200: Received, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 503: ErrorBody };
 const RawBody = z.unknown().describe('the platform\'s own payload (JSON or form), verified on its exact bytes');
-
-/** What each platform sends (documentation only: every type is read as raw bytes). */
-const CONSUMES: Record<Platform, string[]> = {
-  'storefront-a': ['application/json'],
-  'plugin-b': ['application/json', 'application/x-www-form-urlencoded'],
-  'payments-c': ['application/json'],
-  'reseller-d': ['application/json'],
-  'reseller-d-classic': ['application/x-www-form-urlencoded'],
-  'cart-e': ['application/x-www-form-urlencoded'],
-};
 
 function webhookRequestOf(request: FastifyRequest): WebhookRequest {
   const query: Record<string, string | undefined> = {};
@@ -87,33 +76,27 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       return { received: true as const, deliveryIds };
     }
 
-    for (const platform of ORG_PLATFORMS) {
-      app.post(`/webhooks/:orgId/${platform}`, {
-        bodyLimit: WEBHOOK_BODY_LIMIT,
-        schema: {
-          summary: `Order notification from ${platform}`,
-          description: 'Verified on the raw bytes with the organisation\'s integration secret. 200 once recorded; fulfilment runs afterwards.',
-          tags: ['webhooks'],
-          security: [],
-          consumes: CONSUMES[platform],
-          params: z.object({ orgId: z.string().describe('organisation id') }),
-          body: RawBody,
-          response: responses,
-        },
-      }, (request) => handle(request, { platform, orgId: request.params.orgId }));
-    }
-
-    app.post('/webhooks/payments-c', {
-      bodyLimit: WEBHOOK_BODY_LIMIT,
-      schema: {
-        summary: 'Checkout event from payments-c',
-        description: 'The organisation is the event\'s metadata.org_id, else the integration whose account id matches `account`.',
+    for (const adapter of ADAPTERS) {
+      const { platform } = adapter;
+      const shared = adapter.routing.kind === 'shared';
+      const schema = {
+        summary: `Order notification from ${platform}`,
+        description: 'Verified on the raw bytes with the organisation\'s integration secret. 200 once recorded; fulfilment runs afterwards.'
+          + (adapter.setupNote ? ` Note: ${adapter.setupNote}.` : ''),
         tags: ['webhooks'],
         security: [],
-        consumes: CONSUMES['payments-c'],
+        consumes: [...adapter.contentTypes],
         body: RawBody,
         response: responses,
-      },
-    }, (request) => handle(request, { platform: 'payments-c' }));
+      };
+      if (shared) {
+        app.post(`/webhooks/${platform}`, { bodyLimit: WEBHOOK_BODY_LIMIT, schema }, (request) => handle(request, { platform, orgId: null }));
+      } else {
+        app.post(`/webhooks/:orgId/${platform}`, {
+          bodyLimit: WEBHOOK_BODY_LIMIT,
+          schema: { ...schema, params: z.object({ orgId: z.string().describe('organisation id') }) },
+        }, (request) => handle(request, { platform, orgId: request.params.orgId }));
+      }
+    }
   };
 }

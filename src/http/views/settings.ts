@@ -3,6 +3,7 @@ import type { Role } from '../../domain/statuses';
 import type { ApiKeyInfo } from '../../services/api-keys';
 import type { IntegrationJson } from '../../services/integration-settings';
 import type { TeamMember } from '../../services/team';
+import { adapters } from '../../webhooks/registry';
 import { badge, emptyRow, resultRegion, statusLine } from './components';
 import { flag, html, when, type SafeHtml } from './html';
 import { csrfField, notice, page, type PageContext } from './layout';
@@ -67,18 +68,9 @@ export function passwordPage(ctx: PageContext, changed: boolean): string {
 </section>`);
 }
 
-const SECRET_LABEL: Record<string, { field: 'secret' | 'privateKey'; label: string }> = {
-  'storefront-a': { field: 'secret', label: 'Webhook signing secret' },
-  'plugin-b': { field: 'secret', label: 'Webhook secret' },
-  'payments-c': { field: 'secret', label: 'Signing secret' },
-  'reseller-d': { field: 'secret', label: 'Signature secret' },
-  'reseller-d-classic': { field: 'privateKey', label: 'Private key' },
-  'cart-e': { field: 'secret', label: 'Shared secret (the ?secret= of the URL)' },
-};
-
 function integrationPanel(i: IntegrationJson): SafeHtml {
   const id = i.platform;
-  const secret = SECRET_LABEL[i.platform];
+  const { secretField: secret, routing } = adapters[i.platform];
   return html`<section class="panel" aria-labelledby="${id}-heading" data-platform="${id}">
   <h2 id="${id}-heading">${id} ${i.configured ? badge('success', 'configured') : badge('pending', 'not configured')}</h2>
   <label for="${id}-url">Webhook URL</label>
@@ -88,7 +80,7 @@ function integrationPanel(i: IntegrationJson): SafeHtml {
   <form data-json data-method="PUT" action="/api/settings/integrations/${id}" data-done="Saved: the ${id} integration is configured.">
     <label for="${id}-secret">${secret.label}</label>
     <input id="${id}-secret" name="${secret.field}" type="password" autocomplete="off" required>
-    ${id === 'payments-c' ? html`<label for="${id}-account">Account id <span class="hint">Optional: routes events that carry no org_id.</span></label>
+    ${routing.kind === 'shared' ? html`<label for="${id}-account">Account id <span class="hint">${routing.accountIdHint}</span></label>
     <input id="${id}-account" name="accountId" autocomplete="off">` : ''}
     <div class="actions"><button type="submit">${i.configured ? 'Rotate secret' : 'Set secret'}</button></div>
     ${statusLine()}

@@ -1,6 +1,6 @@
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { cartE } from '../../../src/webhooks/cart-e';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { expectOnlyParseErrors, fixture, onlyOrder, request } from './support';
 
 const SECRET = 'test-secret-cart-e';

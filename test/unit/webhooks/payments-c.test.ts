@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { parseSignatureHeader, paymentsC } from '../../../src/webhooks/payments-c';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { edited, expectOnlyParseErrors, fixture, fixtureJson, flipped, onlyOrder, request } from './support';
 
 const SECRET = 'whsec_test_secret_payments_c';

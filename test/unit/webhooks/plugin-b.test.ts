@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { pluginB, wpSpecialcharsDecode } from '../../../src/webhooks/plugin-b';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { edited, expectOnlyParseErrors, fixture, flipped, onlyOrder, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-plugin-b';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { resellerDClassic } from '../../../src/webhooks/reseller-d-classic';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { expectOnlyParseErrors, fixture, onlyOrder, request, sampleOrder } from './support';
 
 const KEY = 'test-private-key-reseller-d-classic';

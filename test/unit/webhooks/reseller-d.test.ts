@@ -1,6 +1,6 @@
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { resellerD } from '../../../src/webhooks/reseller-d';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { edited, expectOnlyParseErrors, fixture, fixtureJson, flipped, onlyOrder, ordersOf, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-reseller-d';

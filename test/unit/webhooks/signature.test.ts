@@ -1,7 +1,7 @@
 import { PLATFORMS } from '../../../src/domain/platforms';
-import { adapterFor, adapters } from '../../../src/webhooks/registry';
+import { ADAPTERS, adapters, webhookPath } from '../../../src/webhooks/registry';
 import { headerValue, hmacSha256, safeEqual } from '../../../src/webhooks/signature';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { request } from './support';
 
 describe('signature helpers', () => {
@@ -31,13 +31,19 @@ describe('signature helpers', () => {
 });
 
 describe('registry', () => {
-  it('has one adapter per platform, under its own word', () => {
-    for (const platform of PLATFORMS) {
-      expect(adapters[platform].platform).toBe(platform);
-      expect(adapterFor(platform)).toBe(adapters[platform]);
+  it('has one adapter per platform, under its own word, in the order of the list', () => {
+    for (const platform of PLATFORMS) expect(adapters[platform].platform).toBe(platform);
+    expect(ADAPTERS.map((a) => a.platform)).toEqual([...PLATFORMS]);
+  });
+
+  it('each adapter describes what the routes and the Integrations page need', () => {
+    for (const adapter of ADAPTERS) {
+      expect(adapter.contentTypes.length).toBeGreaterThan(0);
+      for (const type of adapter.contentTypes) expect(type).toMatch(/^[a-z]+\/[a-z0-9.+-]+$/);
+      expect(adapter.secretField.label.trim()).not.toBe('');
     }
-    expect(adapterFor('unknown')).toBeUndefined();
-    expect(adapterFor('__proto__')).toBeUndefined();
+    expect(webhookPath(adapters['storefront-a'], 'org-1')).toBe('/webhooks/org-1/storefront-a');
+    expect(webhookPath(adapters['payments-c'], 'org-1')).toBe('/webhooks/payments-c');
   });
 
   it('every adapter verifies what signFor signs, and nothing signed with another secret', () => {

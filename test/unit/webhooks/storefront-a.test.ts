@@ -1,6 +1,6 @@
 import { storefrontA } from '../../../src/webhooks/storefront-a';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
-import { signFor } from '../../helpers/webhook-signing';
+import { signFor } from '../../fixtures/platforms';
 import { edited, expectOnlyParseErrors, fixture, flipped, onlyOrder, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-storefront-a';

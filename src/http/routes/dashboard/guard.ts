@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError } from '../../../domain/errors';
 import { isAdminRole } from '../../../domain/statuses';
-import { subscriptionExpired, type Access } from '../../plugins/auth';
+import { subscriptionExpired } from '../../../domain/subscription';
+import type { Access } from '../../plugins/auth';
 import { isSafeMethod } from '../../plugins/session';
 import type { PageContext } from '../../views/layout';
 
