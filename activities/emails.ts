@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Organisation, Purchase, User, WebhookDeliveryItem } from '../src/db/entities';
 import type { OrderAlertRequest } from '../src/domain/fulfilment';
 import { orderAlertMail, receiptMail } from '../src/mail/templates';
+import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
@@ -30,13 +31,14 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
       if (!receipt) throw ApplicationFailure.nonRetryable('purchase not found', 'NotFound');
       await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', receipt.organisation_id, [receipt.email], async () => {
         // Committed before the message leaves, not in the send's transaction: a link in an email must work.
-        const link = await issueDownloadLink(em, purchaseId, config.siteUrl);
+        const link = await issueDownloadLink(em, purchaseId, config.downloadLinks);
         return receiptMail({
           orgName: receipt.org_name,
           customerName: receipt.customer_name,
           productName: receipt.product_name,
           link: link.url,
           expiresAt: link.expiresAt,
+          linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),
         });
       });
       // One statement (a flush would wrap it in a transaction of its own).

@@ -1,6 +1,7 @@
 import { Customer, Purchase } from '../src/db/entities';
 import type { FreshLinksGroup, FreshLinksRequest } from '../src/domain/fresh-links';
 import { freshLinksMail } from '../src/mail/templates';
+import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
@@ -60,7 +61,7 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
         // email must already work. A retried send mints new ones; unused links just expire.
         const links = [];
         for (const purchase of purchases) {
-          const link = await issueDownloadLink(orm.em.fork(), purchase.id, config.siteUrl);
+          const link = await issueDownloadLink(orm.em.fork(), purchase.id, config.downloadLinks);
           links.push({
             productName: purchase.product.name,
             versionLabel: purchase.version?.version ?? null,
@@ -68,7 +69,9 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
             expiresAt: link.expiresAt,
           });
         }
-        return freshLinksMail({ orgName: customer.organisation.name, customerName: customer.name, links });
+        return freshLinksMail({
+          orgName: customer.organisation.name, customerName: customer.name, links, linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),
+        });
       });
     },
   };

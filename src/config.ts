@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { DownloadLinkSettings } from './domain/download-links';
 
 /** `<n>s`, `<n>m` or `<n>h` → milliseconds (decisions §1). */
 export function parseDuration(text: string): number {
@@ -31,6 +32,7 @@ const EnvSchema = z.object({
   MAIL_FROM: z.string().default('downloads@localhost'),
   FILE_STORAGE_DIR: optionalText,
   EMAIL_RETRY_WINDOW: z.string().default('1h'),
+  DOWNLOAD_LINK_TTL: z.string().default('48h'),
   SESSION_SECRET: optionalText,
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
   DISPATCH_LOOPS: z.coerce.number().int().min(0).max(16).default(2),
@@ -62,6 +64,8 @@ export interface Config {
   mailFrom: string;
   fileStorageDir: string;
   emailRetryWindowMs: number;
+  /** Links are built on SITE_URL and work DOWNLOAD_LINK_TTL from issue and from each opening (decisions §6: 48 h). */
+  downloadLinks: DownloadLinkSettings;
   /** Undefined: generated once and kept under dataDir. */
   sessionSecret?: string;
   maxUploadBytes: number;
@@ -92,7 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DISPATCH_POLL_INTERVAL') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -117,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     mailFrom: e.MAIL_FROM,
     fileStorageDir: path.resolve(e.FILE_STORAGE_DIR ?? path.join(dataDir, 'files')),
     emailRetryWindowMs: duration('EMAIL_RETRY_WINDOW'),
+    downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },

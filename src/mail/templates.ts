@@ -1,4 +1,5 @@
 import { formatUtc } from '../domain/format';
+import { html, type SafeHtml } from '../templating/html';
 
 /**
  * Email bodies: a plain-text part that reads well on its own (links on lines of their own, no
@@ -10,21 +11,17 @@ export interface RenderedMail {
   html: string;
 }
 
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
-
 export interface DownloadLinkLine {
   productName: string;
   /** The purchased version's label, when known. */
   versionLabel?: string | null;
   link: string;
   expiresAt: Date;
+}
+
+/** How long a link works after each opening, in words ("48 hours"; DOWNLOAD_LINK_TTL). */
+export interface LinkLifetime {
+  linkLifetime: string;
 }
 
 /** `{site_url}/my`, from a link `{site_url}/d/{token}` (links are always built that way). */
@@ -39,17 +36,16 @@ function productLabel(line: DownloadLinkLine): string {
 const TEXT_STYLE = 'font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:16px;line-height:1.5;color:#1f2328';
 const MUTED_STYLE = 'color:#57606a;font-size:14px';
 
-function emailDocument(title: string, body: string): string {
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
-    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
-    `<title>${escapeHtml(title)}</title></head>` +
-    `<body style="margin:0;padding:0;background:#f6f8fa"><div style="${TEXT_STYLE};max-width:560px;margin:0 auto;padding:24px 16px">` +
-    `<div style="background:#ffffff;border:1px solid #d0d7de;border-radius:8px;padding:24px">${body}</div></div></body></html>`;
+function emailDocument(title: string, body: SafeHtml): string {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title></head>
+<body style="margin:0;padding:0;background:#f6f8fa"><div style="${TEXT_STYLE};max-width:560px;margin:0 auto;padding:24px 16px">
+<div style="background:#ffffff;border:1px solid #d0d7de;border-radius:8px;padding:24px">${body}</div></div></body></html>`.toString();
 }
 
-function button(href: string, label: string): string {
-  return `<p style="margin:16px 0"><a href="${escapeHtml(href)}" style="display:inline-block;padding:12px 20px;background:#0b57d0;` +
-    `color:#ffffff;text-decoration:none;border-radius:6px;font-weight:600">${escapeHtml(label)}</a></p>`;
+function button(href: string, label: string): SafeHtml {
+  return html`<p style="margin:16px 0"><a href="${href}" style="display:inline-block;padding:12px 20px;background:#0b57d0;color:#ffffff;text-decoration:none;border-radius:6px;font-weight:600">${label}</a></p>`;
 }
 
 function greetingOf(name: string | undefined): string {
@@ -57,16 +53,16 @@ function greetingOf(name: string | undefined): string {
 }
 
 /** One link in the HTML part: the product, a button, the address spelled out, its expiry. */
-function linkBlock(line: DownloadLinkLine): string {
-  return `<div style="margin:20px 0;padding-top:4px">` +
-    `<p style="margin:0;font-weight:600">${escapeHtml(productLabel(line))}</p>` +
-    button(line.link, `Download ${line.productName}`) +
-    `<p style="margin:0;${MUTED_STYLE};word-break:break-all">${escapeHtml(line.link)}</p>` +
-    `<p style="margin:4px 0 0;${MUTED_STYLE}">Works until ${escapeHtml(formatUtc(line.expiresAt))}.</p></div>`;
+function linkBlock(line: DownloadLinkLine): SafeHtml {
+  return html`<div style="margin:20px 0;padding-top:4px">
+<p style="margin:0;font-weight:600">${productLabel(line)}</p>
+${button(line.link, `Download ${line.productName}`)}
+<p style="margin:0;${MUTED_STYLE};word-break:break-all">${line.link}</p>
+<p style="margin:4px 0 0;${MUTED_STYLE}">Works until ${formatUtc(line.expiresAt)}.</p></div>`;
 }
 
 /** The receipt of a sale: subject with the product's name, the link, when it expires. */
-export function receiptMail(input: { orgName: string; customerName: string } & DownloadLinkLine): RenderedMail {
+export function receiptMail(input: { orgName: string; customerName: string } & DownloadLinkLine & LinkLifetime): RenderedMail {
   const greeting = greetingOf(input.customerName);
   const subject = `Your download: ${input.productName}`;
   const myUrl = myUrlOf(input.link);
@@ -79,24 +75,21 @@ export function receiptMail(input: { orgName: string; customerName: string } & D
     'Download it here:',
     input.link,
     '',
-    `This link works until ${expiry}. Each time you open it, it works for another 48 hours.`,
+    `This link works until ${expiry}. Each time you open it, it works for another ${input.linkLifetime}.`,
     'If it has expired, open it anyway: the page can email you a fresh one.',
     `Fresh links for all your purchases: ${myUrl}`,
     '',
     `-- ${input.orgName}`,
   ].join('\n');
-  const html = emailDocument(subject,
-    `<p style="margin-top:0">${escapeHtml(greeting)}</p>` +
-    `<p>Thank you for buying <strong>${escapeHtml(productLabel(input))}</strong> from ${escapeHtml(input.orgName)}.</p>` +
-    linkBlock(input) +
-    `<p style="${MUTED_STYLE}">Each time you open the link, it works for another 48 hours. If it has expired, open it anyway: ` +
-    `the page can email you a fresh one. Fresh links for all your purchases: <a href="${escapeHtml(myUrl)}">${escapeHtml(myUrl)}</a></p>` +
-    `<p style="margin-bottom:0">${escapeHtml(input.orgName)}</p>`);
-  return { subject, text, html };
+  return { subject, text, html: emailDocument(subject, html`<p style="margin-top:0">${greeting}</p>
+<p>Thank you for buying <strong>${productLabel(input)}</strong> from ${input.orgName}.</p>
+${linkBlock(input)}
+<p style="${MUTED_STYLE}">Each time you open the link, it works for another ${input.linkLifetime}. If it has expired, open it anyway: the page can email you a fresh one. Fresh links for all your purchases: <a href="${myUrl}">${myUrl}</a></p>
+<p style="margin-bottom:0">${input.orgName}</p>`) };
 }
 
 /** Fresh links, one email per organisation: every purchase asked for, each with its new link. */
-export function freshLinksMail(input: { orgName: string; customerName?: string; links: DownloadLinkLine[] }): RenderedMail {
+export function freshLinksMail(input: { orgName: string; customerName?: string; links: DownloadLinkLine[] } & LinkLifetime): RenderedMail {
   const greeting = greetingOf(input.customerName);
   const [first] = input.links;
   const subject = input.links.length === 1
@@ -106,7 +99,7 @@ export function freshLinksMail(input: { orgName: string; customerName?: string; 
     ? `Here is a fresh download link for your purchase from ${input.orgName}:`
     : `Here are fresh download links for your ${input.links.length} purchases from ${input.orgName}:`;
   const myUrl = first ? myUrlOf(first.link) : '';
-  const note = 'Each link works for 48 hours, and for another 48 hours each time you open it.';
+  const note = `Each link works for ${input.linkLifetime}, and for another ${input.linkLifetime} each time you open it.`;
   const notYou = 'These links were requested on our download pages. If that was not you, you can ignore this email: ' +
     'the links were sent only to you.';
   const text = [
@@ -121,12 +114,10 @@ export function freshLinksMail(input: { orgName: string; customerName?: string; 
     '',
     `-- ${input.orgName}`,
   ].join('\n');
-  const html = emailDocument(subject,
-    `<p style="margin-top:0">${escapeHtml(greeting)}</p><p>${escapeHtml(intro)}</p>` +
-    input.links.map(linkBlock).join('') +
-    `<p style="${MUTED_STYLE}">${escapeHtml(note)} ${escapeHtml(notYou)}</p>` +
-    `<p style="margin-bottom:0">${escapeHtml(input.orgName)}</p>`);
-  return { subject, text, html };
+  return { subject, text, html: emailDocument(subject, html`<p style="margin-top:0">${greeting}</p><p>${intro}</p>
+${input.links.map(linkBlock)}
+<p style="${MUTED_STYLE}">${note} ${notYou}</p>
+<p style="margin-bottom:0">${input.orgName}</p>`) };
 }
 
 /** To owners and admins when no product of an order reached the customer. */
@@ -149,14 +140,9 @@ export function orderAlertMail(input: {
     'Fix the cause (publish the product, map the SKU, ...), then have the platform re-deliver the order or record it by hand.',
     `Webhook log: ${input.logUrl}`,
   ].join('\n');
-  const items = input.lines
-    .map((l) => `<li><code>${escapeHtml(l.sku ?? '(none)')}</code>: ${escapeHtml(l.reason ?? 'unknown reason')}</li>`)
-    .join('');
-  const html = emailDocument(subject,
-    `<p style="margin-top:0;${MUTED_STYLE}">${escapeHtml(input.orgName)}</p>` +
-    `<p>No product of order <strong>${escapeHtml(input.externalOrderId)}</strong> from <strong>${escapeHtml(input.platform)}</strong> reached the customer.</p>` +
-    `<ul>${items}</ul>` +
-    '<p>Fix the cause (publish the product, map the SKU, ...), then have the platform re-deliver the order or record it by hand.</p>' +
-    button(input.logUrl, 'Open the webhook log'));
-  return { subject, text, html };
+  return { subject, text, html: emailDocument(subject, html`<p style="margin-top:0;${MUTED_STYLE}">${input.orgName}</p>
+<p>No product of order <strong>${input.externalOrderId}</strong> from <strong>${input.platform}</strong> reached the customer.</p>
+<ul>${input.lines.map((l) => html`<li><code>${l.sku ?? '(none)'}</code>: ${l.reason ?? 'unknown reason'}</li>`)}</ul>
+<p>Fix the cause (publish the product, map the SKU, ...), then have the platform re-deliver the order or record it by hand.</p>
+${button(input.logUrl, 'Open the webhook log')}`) };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { downloadLinkExpiry, downloadLinkUrl } from '../domain/download-links';
+import { downloadLinkExpiry, downloadLinkUrl, type DownloadLinkSettings } from '../domain/download-links';
 import { DownloadToken } from '../db/entities';
 import { mintDownloadToken } from '../security/secrets';
 
@@ -13,11 +13,11 @@ export interface IssuedLink {
 export async function issueDownloadLink(
   em: EntityManager,
   purchaseId: string,
-  siteUrl: string,
+  links: DownloadLinkSettings,
   now: Date = new Date(),
 ): Promise<IssuedLink> {
   const { token, hash } = mintDownloadToken();
-  const expiresAt = downloadLinkExpiry(now);
+  const expiresAt = downloadLinkExpiry(now, links.ttlMs);
   await em.insert(DownloadToken, { id: randomUUID(), purchase: purchaseId, tokenHash: hash, expiresAt, createdAt: now });
-  return { url: downloadLinkUrl(siteUrl, token), expiresAt };
+  return { url: downloadLinkUrl(links.siteUrl, token), expiresAt };
 }

@@ -107,14 +107,14 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
 }
 
 /**
- * Opening a valid link moves its expiry to 48 hours from now (decisions §6). Returns the link as it
- * now stands: a link used or expired meanwhile is returned in that state, unchanged.
+ * Opening a valid link moves its expiry to a link lifetime from now (decisions §6). Returns the
+ * link as it now stands: a link used or expired meanwhile is returned in that state, unchanged.
  */
-export async function openDownloadLink(em: EntityManager, link: DownloadLink, now: Date): Promise<DownloadLink> {
+export async function openDownloadLink(em: EntityManager, link: DownloadLink, now: Date, ttlMs: number): Promise<DownloadLink> {
   if (link.state !== 'valid') return link;
   const rows = await em.execute<Array<{ expires_at: Date | string }>>(
     `update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning expires_at`,
-    [downloadLinkExpiry(now), link.tokenId, now],
+    [downloadLinkExpiry(now, ttlMs), link.tokenId, now],
   );
   if (rows.length === 0) return { ...link, state: 'used' };
   return { ...link, expiresAt: new Date(rows[0].expires_at) };

@@ -38,7 +38,7 @@ export async function seedPurchase(
 
 /** Another fresh link for a purchase, issued at `now`. */
 export async function issueToken(h: Harness, purchaseId: string, now: Date = new Date()): Promise<string> {
-  const { url } = await issueDownloadLink(h.orm.em.fork(), purchaseId, h.config.siteUrl, now);
+  const { url } = await issueDownloadLink(h.orm.em.fork(), purchaseId, h.config.downloadLinks, now);
   return tokenOfLink(url);
 }
 

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError } from '../../domain/errors';
 import { ObjectTooLargeError } from '../../storage/file-storage';
-import { escapeHtml } from '../../mail/templates';
+import { html } from '../../templating/html';
 
 /** How a route writes its errors: JSON `{error}` (default), an HTML fragment, plain text, or a page. */
 export type ErrorFormat = 'json' | 'html-fragment' | 'text' | 'page';
@@ -32,7 +32,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, status: 
   if (format === 'html-fragment' || format === 'page') {
     return reply
       .type('text/html; charset=utf-8')
-      .send(`<div class="error" role="alert" data-status="${status}">${escapeHtml(message)}</div>`);
+      .send(html`<div class="error" role="alert" data-status="${status}">${message}</div>`.toString());
   }
   return reply.send({ error: message });
 }

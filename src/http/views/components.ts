@@ -1,5 +1,5 @@
 import type { OutboxBacklog } from '../../services/workflow-outbox';
-import { html, type SafeHtml } from './html';
+import { html, type SafeHtml } from '../../templating/html';
 
 /** A status word as a badge: the word itself carries the meaning, the colour only repeats it. */
 export function badge(word: string, label: string = word): SafeHtml {
@@ -46,3 +46,13 @@ export function dispatchBacklogBanner(backlog: OutboxBacklog): SafeHtml {
   The orders are recorded and nothing is lost: they are fulfilled as soon as the engine answers.</div>`;
 }
 
+const DATE_TIME = new Intl.DateTimeFormat('en-GB', {
+  year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', timeZone: 'UTC',
+});
+
+/** A timestamp for people, in UTC (the server does not know the viewer's zone), with a machine-readable twin. */
+export function when(date: Date | string | null): SafeHtml {
+  if (date === null) return html`<span class="muted">never</span>`;
+  const d = new Date(date);
+  return html`<time datetime="${d.toISOString()}">${DATE_TIME.format(d)} UTC</time>`;
+}

@@ -1,5 +1,5 @@
 import { formatBytes, formatUtc } from '../../domain/format';
-import { escapeHtml } from '../../mail/templates';
+import { html, raw, type SafeHtml } from '../../templating/html';
 
 /**
  * The pages customers see: the download page, the pages of expired and unknown links, /my and
@@ -9,21 +9,18 @@ import { escapeHtml } from '../../mail/templates';
 
 export const CUSTOMER_ASSETS_PREFIX = '/assets/customer';
 
-function layout(title: string, main: string, options: { downloader?: boolean } = {}): string {
-  const script = options.downloader ? `<script src="${CUSTOMER_ASSETS_PREFIX}/downloader.js" defer></script>` : '';
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
-    '<meta name="viewport" content="width=device-width, initial-scale=1">' +
-    '<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex, nofollow">' +
-    `<title>${escapeHtml(title)}</title>` +
-    `<link rel="stylesheet" href="${CUSTOMER_ASSETS_PREFIX}/customer.css">${script}</head>` +
-    `<body><main class="card">${main}</main></body></html>`;
+function layout(title: string, main: SafeHtml, options: { downloader?: boolean } = {}): string {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><meta name="robots" content="noindex, nofollow">
+<title>${title}</title>
+<link rel="stylesheet" href="${CUSTOMER_ASSETS_PREFIX}/customer.css">${options.downloader && html`<script src="${CUSTOMER_ASSETS_PREFIX}/downloader.js" defer></script>`}</head>
+<body><main class="card">${main}</main></body></html>`.toString();
 }
 
-function eyebrow(orgName: string): string {
-  return `<p class="eyebrow">${escapeHtml(orgName)}</p>`;
-}
+const eyebrow = (orgName: string): SafeHtml => html`<p class="eyebrow">${orgName}</p>`;
 
-const MY_LINK = '<a href="/my">get fresh links for all your purchases</a>';
+const MY_LINK = html`<a href="/my">get fresh links for all your purchases</a>`;
 
 export interface DownloadPageFile {
   id: string;
@@ -38,6 +35,8 @@ export interface DownloadPageData {
   productName: string;
   versionLabel: string | null;
   expiresAt: Date;
+  /** How long each opening extends the link, in words ("48 hours"). */
+  linkLifetime: string;
   files: DownloadPageFile[];
 }
 
@@ -49,31 +48,27 @@ export function downloadFileUrl(token: string, fileId: string): string {
 export function downloadPage(d: DownloadPageData): string {
   const rows = d.files.map((f) => {
     const url = downloadFileUrl(d.token, f.id);
-    return `<li class="file" data-file-url="${escapeHtml(url)}" data-file-name="${escapeHtml(f.name)}" data-file-size="${f.size}">` +
-      `<a class="file-link" href="${escapeHtml(url)}" download>${escapeHtml(f.name)}</a>` +
-      `<span class="file-size">${escapeHtml(formatBytes(f.size))}</span>` +
-      `<progress class="file-progress" max="100" value="0" hidden aria-label="${escapeHtml(`Progress of ${f.name}`)}"></progress>` +
-      '</li>';
-  }).join('');
+    return html`<li class="file" data-file-url="${url}" data-file-name="${f.name}" data-file-size="${f.size}">
+  <a class="file-link" href="${url}" download>${f.name}</a>
+  <span class="file-size">${formatBytes(f.size)}</span>
+  <progress class="file-progress" max="100" value="0" hidden aria-label="${`Progress of ${f.name}`}"></progress>
+</li>`;
+  });
   const files = d.files.length > 0
-    ? `<ul class="files" aria-label="Files">${rows}</ul>`
-    : '<p class="notice">This version has no files to download any more. Please contact the seller.</p>';
+    ? html`<ul class="files" aria-label="Files">${rows}</ul>`
+    : html`<p class="notice">This version has no files to download any more. Please contact the seller.</p>`;
   const allLabel = d.files.length === 1 ? 'Download' : d.files.length === 2 ? 'Download both files' : `Download all ${d.files.length} files`;
-  const actions = d.files.length === 0 ? '' :
-    '<div class="actions" data-js-only hidden>' +
-      `<button type="button" class="button" id="download-all">${allLabel}</button>` +
-      '<progress id="overall-progress" max="100" value="0" hidden aria-label="Overall progress"></progress>' +
-      '<p id="download-status" class="status" role="status" aria-live="polite"></p>' +
-    '</div>';
-  const version = d.versionLabel ? `<p class="meta">Version ${escapeHtml(d.versionLabel)}</p>` : '';
-  return layout(`Download ${d.productName}`,
-    `<div id="downloader" data-token="${escapeHtml(d.token)}" ` +
-      `data-complete-url="/webhooks/${escapeHtml(d.orgId)}/download-complete">` +
-    `${eyebrow(d.orgName)}<h1>${escapeHtml(d.productName)}</h1>${version}${files}${actions}` +
-    `<p class="expiry">This link works until <time datetime="${d.expiresAt.toISOString()}">${escapeHtml(formatUtc(d.expiresAt))}</time>. ` +
-    'Opening it again gives it another 48 hours.</p>' +
-    '</div>',
-    { downloader: true });
+  const actions = d.files.length > 0 && html`<div class="actions" data-js-only hidden>
+  <button type="button" class="button" id="download-all">${allLabel}</button>
+  <progress id="overall-progress" max="100" value="0" hidden aria-label="Overall progress"></progress>
+  <p id="download-status" class="status" role="status" aria-live="polite"></p>
+</div>`;
+  return layout(`Download ${d.productName}`, html`<div id="downloader" data-token="${d.token}" data-complete-url="/webhooks/${d.orgId}/download-complete">
+${eyebrow(d.orgName)}<h1>${d.productName}</h1>${d.versionLabel && html`<p class="meta">Version ${d.versionLabel}</p>`}
+${files}
+${actions}
+<p class="expiry">This link works until <time datetime="${d.expiresAt.toISOString()}">${formatUtc(d.expiresAt)}</time>. Opening it again gives it another ${d.linkLifetime}.</p>
+</div>`, { downloader: true });
 }
 
 export interface GoneLinkData {
@@ -81,6 +76,8 @@ export interface GoneLinkData {
   orgName: string;
   productName: string;
   reason: 'expired' | 'used';
+  /** How long a link works after it was last opened, in words. */
+  linkLifetime: string;
 }
 
 /** 410: the link is spent, but the customer is one button away from a fresh one. */
@@ -88,69 +85,57 @@ export function linkGonePage(d: GoneLinkData): string {
   const heading = d.reason === 'used' ? 'This download link has been used' : 'This download link has expired';
   const why = d.reason === 'used'
     ? 'Its files have already been downloaded, and a link works for one download.'
-    : 'Download links work for 48 hours after they were last opened.';
-  return layout(heading,
-    `${eyebrow(d.orgName)}<h1>${escapeHtml(heading)}</h1>` +
-    `<p>Your link for <strong>${escapeHtml(d.productName)}</strong> no longer works. ${escapeHtml(why)} You can get a fresh link by email.</p>` +
-    `<form method="post" action="/d/${encodeURIComponent(d.token)}/refresh">` +
-      '<button type="submit" class="button">Email me a fresh link</button></form>' +
-    '<p class="hint">It goes to the email address the purchase was made with.</p>' +
-    `<p class="hint">Or ${MY_LINK}.</p>`);
+    : `Download links work for ${d.linkLifetime} after they were last opened.`;
+  return layout(heading, html`${eyebrow(d.orgName)}<h1>${heading}</h1>
+<p>Your link for <strong>${d.productName}</strong> no longer works. ${why} You can get a fresh link by email.</p>
+<form method="post" action="/d/${encodeURIComponent(d.token)}/refresh"><button type="submit" class="button">Email me a fresh link</button></form>
+<p class="hint">It goes to the email address the purchase was made with.</p>
+<p class="hint">Or ${MY_LINK}.</p>`);
 }
 
 /** 404 for a token that does not exist: nothing about why, nothing about anyone's purchases. */
 export function unknownLinkPage(): string {
-  return layout('Download link not found',
-    '<h1>We could not find this download link</h1>' +
-    '<p>Please check that you opened the whole link from your email; some email programs split long links.</p>' +
-    `<p>You can also ${MY_LINK}.</p>`);
+  return layout('Download link not found', html`<h1>We could not find this download link</h1>
+<p>Please check that you opened the whole link from your email; some email programs split long links.</p>
+<p>You can also ${MY_LINK}.</p>`);
 }
 
 /** The answer to the "email me a fresh link" button. */
 export function freshLinkSentPage(): string {
-  return layout('Check your email',
-    '<h1>Check your email</h1>' +
-    '<p>We are sending a fresh download link to the email address the purchase was made with. ' +
-    'It should arrive within a few minutes; please also look in your spam folder.</p>');
+  return layout('Check your email', html`<h1>Check your email</h1>
+<p>We are sending a fresh download link to the email address the purchase was made with. It should arrive within a few minutes; please also look in your spam folder.</p>`);
 }
 
 /** GET /my, and POST /my with something that is not an email address (then with `error`). */
 export function myFormPage(options: { error?: string; email?: string } = {}): string {
-  const error = options.error ? `<p class="error" id="email-error" role="alert">${escapeHtml(options.error)}</p>` : '';
-  const described = options.error ? ' aria-describedby="email-error" aria-invalid="true"' : '';
-  return layout('Get your download links',
-    '<h1>Get your download links</h1>' +
-    '<p>Enter the email address you used when you bought. We will email you fresh download links for your purchases.</p>' +
-    '<form method="post" action="/my" class="stack">' +
-      '<label for="email">Email</label>' +
-      `<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required maxlength="320" ` +
-      `value="${escapeHtml(options.email ?? '')}"${described}>` +
-      `${error}<button type="submit" class="button">Email me my links</button>` +
-    '</form>');
+  return layout('Get your download links', html`<h1>Get your download links</h1>
+<p>Enter the email address you used when you bought. We will email you fresh download links for your purchases.</p>
+<form method="post" action="/my" class="stack">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required maxlength="320" value="${options.email ?? ''}"${options.error && raw(' aria-describedby="email-error" aria-invalid="true"')}>
+  ${options.error && html`<p class="error" id="email-error" role="alert">${options.error}</p>`}
+  <button type="submit" class="button">Email me my links</button>
+</form>`);
 }
 
 /** POST /my: word for word the same whether or not the address has purchases. */
 export function myRequestedPage(): string {
-  return layout('Check your email',
-    '<h1>Check your email</h1>' +
-    '<p>If there are purchases under that email address, we are sending fresh download links to it: ' +
-    'one email for each shop you bought from. They should arrive within a few minutes; please also look in your spam folder.</p>' +
-    '<p class="hint"><a href="/my">Use another email address</a></p>');
+  return layout('Check your email', html`<h1>Check your email</h1>
+<p>If there are purchases under that email address, we are sending fresh download links to it: one email for each shop you bought from. They should arrive within a few minutes; please also look in your spam folder.</p>
+<p class="hint"><a href="/my">Use another email address</a></p>`);
 }
 
 /** 429, with how long to wait. */
 export function tooManyRequestsPage(retryAfterSeconds: number): string {
   const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
-  return layout('Please wait a little',
-    '<h1>Please wait a little</h1>' +
-    '<p>Download links have been requested too often from here or for this address. ' +
-    'To keep your purchases safe, we limit how often links can be sent.</p>' +
-    `<p>Please try again in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}. Links already sent keep working.</p>`);
+  return layout('Please wait a little', html`<h1>Please wait a little</h1>
+<p>Download links have been requested too often from here or for this address. To keep your purchases safe, we limit how often links can be sent.</p>
+<p>Please try again in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}. Links already sent keep working.</p>`);
 }
 
 /** Any other error of a customer page (the error handler's `page` format). */
 export function customerErrorPage(status: number, message: string): string {
   const heading = status >= 500 ? 'Something went wrong on our side' : status === 404 ? 'Page not found' : 'That did not work';
   const detail = status >= 500 ? 'Please try again in a moment.' : message;
-  return layout(heading, `<h1>${escapeHtml(heading)}</h1><p>${escapeHtml(detail)}</p>`);
+  return layout(heading, html`<h1>${heading}</h1><p>${detail}</p>`);
 }

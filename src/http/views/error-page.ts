@@ -1,4 +1,4 @@
-import { html } from './html';
+import { html } from '../../templating/html';
 import { barePage, page, type PageContext } from './layout';
 
 const TITLES: Record<number, string> = {

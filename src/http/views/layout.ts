@@ -1,6 +1,6 @@
 import type { SessionUser } from '../plugins/session';
 import { CSRF_FIELD } from '../plugins/session';
-import { html, type SafeHtml } from './html';
+import { html, type SafeHtml } from '../../templating/html';
 
 /** What every signed-in page knows about its viewer. */
 export interface PageContext {

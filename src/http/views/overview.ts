@@ -1,6 +1,6 @@
 import type { DayCount, Overview } from '../../services/overview';
 import { dispatchBacklogBanner } from './components';
-import { html, type SafeHtml } from './html';
+import { html, type SafeHtml } from '../../templating/html';
 import { page, type PageContext } from './layout';
 
 const W = 720;

@@ -1,7 +1,7 @@
 import type { ProductListing } from '../../services/products';
 import type { VersionJson } from '../../services/versions';
-import { badge, bytes, emptyRow, resultRegion, statusLine } from './components';
-import { html, when, type SafeHtml } from './html';
+import { badge, bytes, emptyRow, resultRegion, statusLine, when } from './components';
+import { html, type SafeHtml } from '../../templating/html';
 import { csrfField, notice, page, type PageContext } from './layout';
 
 /** A product is live when published with a ready active version (decisions §3). */

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../mail/templates';
+import { html } from '../../templating/html';
 
 export interface PurchaseFragmentData {
   purchaseId: string;
@@ -14,9 +14,8 @@ export interface PurchaseFragmentData {
 
 /** The 201 answer of POST /api/purchases: htmx swaps it into the dashboard as is. */
 export function purchaseFragment(d: PurchaseFragmentData): string {
-  const emailed = d.emailed ? `The link is being emailed to ${escapeHtml(d.customerEmail)}.` : 'No email was sent.';
-  return `<div class="purchase-created" role="status" data-purchase-id="${escapeHtml(d.purchaseId)}" data-customer-id="${escapeHtml(d.customerId)}">` +
-    `<p>Purchase recorded: ${escapeHtml(d.productName)} for ${escapeHtml(d.customerEmail)} (${escapeHtml(d.amount)} ${escapeHtml(d.currency)}).</p>` +
-    `<p>Download link: <a href="${escapeHtml(d.link)}">${escapeHtml(d.link)}</a> (valid until ${escapeHtml(d.expiresAt.toISOString())}).</p>` +
-    `<p>${emailed}</p></div>`;
+  return html`<div class="purchase-created" role="status" data-purchase-id="${d.purchaseId}" data-customer-id="${d.customerId}">
+<p>Purchase recorded: ${d.productName} for ${d.customerEmail} (${d.amount} ${d.currency}).</p>
+<p>Download link: <a href="${d.link}">${d.link}</a> (valid until ${d.expiresAt.toISOString()}).</p>
+<p>${d.emailed ? `The link is being emailed to ${d.customerEmail}.` : 'No email was sent.'}</p></div>`.toString();
 }

@@ -2,8 +2,8 @@ import type { CustomerRow, PurchaseRow } from '../../services/dashboard-lists';
 import type { CustomerJson } from '../../services/customer-lookup';
 import type { ProductListing } from '../../services/products';
 import type { UnmatchedSkusJson } from '../../services/webhook-log';
-import { badge, emptyRow } from './components';
-import { html, when, type SafeHtml } from './html';
+import { badge, emptyRow, when } from './components';
+import { html, type SafeHtml } from '../../templating/html';
 import { csrfField, page, type PageContext } from './layout';
 import { saleForm } from './sale-form';
 

@@ -1,4 +1,4 @@
-import { html } from './html';
+import { html } from '../../templating/html';
 import { page, type PageContext } from './layout';
 
 const day = (d: Date): string => d.toISOString().slice(0, 10);

@@ -1,6 +1,6 @@
 import type { CustomerJson } from '../../services/customer-lookup';
 import type { ProductListing } from '../../services/products';
-import { html, type SafeHtml } from './html';
+import { html, type SafeHtml } from '../../templating/html';
 
 export interface SaleFormOptions {
   /** Unique per page: ids of the fields and of the result region derive from it. */

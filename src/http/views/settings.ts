@@ -4,8 +4,8 @@ import type { ApiKeyInfo } from '../../services/api-keys';
 import type { IntegrationJson } from '../../services/integration-settings';
 import type { TeamMember } from '../../services/team';
 import { adapters } from '../../webhooks/registry';
-import { badge, emptyRow, resultRegion, statusLine } from './components';
-import { flag, html, when, type SafeHtml } from './html';
+import { badge, emptyRow, resultRegion, statusLine, when } from './components';
+import { flag, html, type SafeHtml } from '../../templating/html';
 import { csrfField, notice, page, type PageContext } from './layout';
 
 type SettingsTab = 'api-key' | 'password' | 'integrations' | 'team' | 'mailbox';

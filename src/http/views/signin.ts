@@ -1,6 +1,6 @@
 import { CSRF_FIELD } from '../plugins/session';
 import { barePage } from './layout';
-import { html } from './html';
+import { html } from '../../templating/html';
 
 export interface SigninView {
   token: string;

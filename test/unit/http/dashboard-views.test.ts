@@ -1,5 +1,5 @@
 import { safeNext } from '../../../src/http/routes/dashboard/guard';
-import { html, raw } from '../../../src/http/views/html';
+import { html, raw } from '../../../src/templating/html';
 import { dailyChart } from '../../../src/http/views/overview';
 import { isLive, whyNotLive } from '../../../src/http/views/products';
 import { grantableRoles, mayChangeRoleOf } from '../../../src/services/team';

@@ -5,7 +5,7 @@ const link = 'https://shop.example/downloads/d/TOKEN123';
 
 describe('receiptMail', () => {
   const mail = receiptMail({
-    orgName: 'Acme <Books>', customerName: 'Sam', productName: 'Ebook & Pro', versionLabel: '2.0', link, expiresAt,
+    orgName: 'Acme <Books>', customerName: 'Sam', productName: 'Ebook & Pro', versionLabel: '2.0', link, expiresAt, linkLifetime: '48 hours',
   });
 
   test('subject names the product', () => {
@@ -17,7 +17,7 @@ describe('receiptMail', () => {
     expect(lines[0]).toBe('Hello Sam,');
     expect(mail.text).toContain('Thank you for buying Ebook & Pro (version 2.0) from Acme <Books>.');
     expect(lines).toContain(link);
-    expect(mail.text).toContain('This link works until Friday 27 November 2026, 14:05 UTC.');
+    expect(mail.text).toContain('This link works until Friday 27 November 2026, 14:05 UTC. Each time you open it, it works for another 48 hours.');
     expect(mail.text).toContain('https://shop.example/downloads/my');
     expect(mail.text).not.toMatch(/<(p|a|div|strong)[ >]/);
   });
@@ -40,16 +40,18 @@ describe('freshLinksMail', () => {
         { productName: 'One', versionLabel: '1.0', link: `${link}A`, expiresAt },
         { productName: 'Two', versionLabel: null, link: `${link}B`, expiresAt },
       ],
+      linkLifetime: '2 hours',
     });
     expect(mail.subject).toBe('Your 2 download links from Acme');
     expect(mail.text.startsWith('Hello,\n')).toBe(true);
     expect(mail.text).toContain(`One (version 1.0)\n${link}A\nWorks until Friday 27 November 2026, 14:05 UTC`);
     expect(mail.text).toContain(`Two\n${link}B\n`);
     expect(mail.html).toContain(`href="${link}B"`);
+    expect(mail.text).toContain('Each link works for 2 hours, and for another 2 hours each time you open it.');
   });
 
   test('a single link names its product in the subject', () => {
-    const mail = freshLinksMail({ orgName: 'Acme', links: [{ productName: 'One', link, expiresAt }] });
+    const mail = freshLinksMail({ orgName: 'Acme', links: [{ productName: 'One', link, expiresAt }], linkLifetime: '48 hours' });
     expect(mail.subject).toBe('Your fresh download link: One from Acme');
   });
 });

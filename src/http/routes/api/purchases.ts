@@ -59,7 +59,7 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       });
       const recorded = await deps.fulfilment.recordSale(input);
       if (!recorded.created) throw new ConflictError('this order is already recorded');
-      const link = await issueDownloadLink(em, recorded.purchaseId, deps.config.siteUrl, deps.clock());
+      const link = await issueDownloadLink(em, recorded.purchaseId, deps.config.downloadLinks, deps.clock());
       const [customer, product] = await Promise.all([
         em.findOneOrFail(Customer, recorded.customerId),
         em.findOneOrFail(Product, input.productId),

@@ -34,7 +34,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         const { token, fileId } = request.params;
         const link = await findDownloadLink(em, token, deps.clock());
         if (!link) return sendPage(reply, 404, unknownLinkPage());
-        if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(token, link));
+        if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(token, link, deps.config.downloadLinks));
         const file = await findLinkFile(em, link, fileId);
         if (!file) return sendPage(reply, 404, customerErrorPage(404, 'This file is not part of this download link.'));
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { lifetimeWords, type DownloadLinkSettings } from '../../../domain/download-links';
 import { findDownloadLink, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
 import { downloadPage, freshLinkSentPage, linkGonePage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
@@ -11,18 +12,22 @@ const TokenParams = z.object({ token: z.string().describe('the download token of
 const PAGE = z.string().describe('HTML page');
 
 /** The 410 page of a spent link (also answered by its file URLs). */
-export function goneLinkPage(token: string, link: DownloadLink): string {
-  return linkGonePage({ token, orgName: link.orgName, productName: link.productName, reason: link.state === 'used' ? 'used' : 'expired' });
+export function goneLinkPage(token: string, link: DownloadLink, links: DownloadLinkSettings): string {
+  return linkGonePage({
+    token, orgName: link.orgName, productName: link.productName, reason: link.state === 'used' ? 'used' : 'expired',
+    linkLifetime: lifetimeWords(links.ttlMs),
+  });
 }
 
 /** `/d/{token}`: the link's page, and its "email me a fresh link" button (decisions §6). */
 export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): FastifyPluginAsyncZod {
+  const links = deps.config.downloadLinks;
   return async (app) => {
     app.get('/d/:token', {
       config: { errorFormat: 'page' },
       schema: {
         summary: 'The download page of a link: product, version, files, expiry',
-        description: 'Opening a valid link moves its expiry to 48 hours from now. Expired or used: 410 with a button '
+        description: `Opening a valid link moves its expiry to ${lifetimeWords(links.ttlMs)} from now (DOWNLOAD_LINK_TTL). Expired or used: 410 with a button `
           + 'that emails a fresh link to the purchase\'s email. Unknown: 404.',
         tags: ['customer pages'],
         params: TokenParams,
@@ -33,8 +38,8 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
       const now = deps.clock();
       const found = await findDownloadLink(em, request.params.token, now);
       if (!found) return sendPage(reply, 404, unknownLinkPage());
-      const link = await openDownloadLink(em, found, now);
-      if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(request.params.token, link));
+      const link = await openDownloadLink(em, found, now, links.ttlMs);
+      if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(request.params.token, link, links));
       const files = await listLinkFiles(em, link);
       return sendPage(reply, 200, downloadPage({
         token: request.params.token,
@@ -43,6 +48,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
         productName: link.productName,
         versionLabel: link.versionLabel,
         expiresAt: link.expiresAt,
+        linkLifetime: lifetimeWords(links.ttlMs),
         files,
       }));
     });

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SafeHtml } from '../../views/html';
+import type { SafeHtml } from '../../../templating/html';
 
 export function sendPage(reply: FastifyReply, markup: string): FastifyReply {
   return reply.type('text/html; charset=utf-8').send(markup);
