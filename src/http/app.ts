@@ -10,7 +10,7 @@ import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
 import { WorkflowDispatcher } from '../temporal/dispatcher';
-import { registerAuth } from './plugins/auth';
+import { registerPrincipal } from './plugins/principal';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
 import { registerSession } from './plugins/session';
 import { sessionSecretOf } from '../security/session-secret';
@@ -104,8 +104,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(multipart, {
     limits: { fileSize: deps.config.maxUploadBytes, files: 50, fields: 100, fieldSize: 64 * 1024 },
   });
-  registerAuth(app, deps.orm, deps.clock);
   await registerSession(app, { ...deps, secret: await sessionSecretOf(deps.config) });
+  registerPrincipal(app, deps.orm, deps.clock);
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));

@@ -120,7 +120,7 @@ describe('errors are plain text', () => {
     const res = await report('?from=2026-03-01&to=2026-03-02', c.member);
     expect(res.statusCode).toBe(403);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.body.trim()).toBe('admin role required');
+    expect(res.body.trim()).toBe('admin role required: only owners and admins may do this');
   });
 
   test('a member is refused before the dates are looked at', async () => {

@@ -3,7 +3,6 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config';
 import type { Orm } from '../../db/orm';
-import { ForbiddenError } from '../../domain/errors';
 import type { Role } from '../../domain/statuses';
 import { isUuid } from '../../domain/uuid';
 
@@ -96,9 +95,9 @@ export interface SessionDeps {
 /**
  * Dashboard sessions in a signed HttpOnly cookie: `userId.issuedAt.sessionId.fingerprint`, where
  * the fingerprint is a keyed hash of the user's password hash, so changing the password ends every
- * other session at once. Also sets the seam of the auth plugin, so /api accepts a session too:
- * then, for state-changing methods, only with the session's CSRF token in `X-CSRF-Token` (API-key
- * requests cannot be forged cross-site and need none).
+ * other session at once. The principal plugin reads it for dashboard routes and for /api called
+ * from the dashboard (then, for state-changing methods, only with the session's CSRF token in
+ * `X-CSRF-Token`; API-key requests cannot be forged cross-site and need none).
  */
 export async function registerSession(app: FastifyInstance, deps: SessionDeps): Promise<void> {
   await app.register(cookie, { secret: deps.secret, hook: 'onRequest' });
@@ -190,13 +189,4 @@ export async function registerSession(app: FastifyInstance, deps: SessionDeps): 
     },
   };
   app.decorate('sessions', sessions);
-
-  app.sessionUserId = async (request) => {
-    const session = await sessions.current(request);
-    if (!session) return null;
-    if (!isSafeMethod(request) && !sessions.csrfMatches(request, session)) {
-      throw new ForbiddenError('CSRF token missing or invalid: send the X-CSRF-Token header of the dashboard page');
-    }
-    return session.user.id;
-  };
 }

@@ -5,7 +5,7 @@ import {
   ProductSchema, updateProduct, UpdateProductSchema,
 } from '../../../services/products';
 import { fastJsonSerializerCompiler } from '../../json-serializer';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 
 /** The error contract of every JSON route: `{error}`. */

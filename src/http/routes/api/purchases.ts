@@ -8,7 +8,7 @@ import { purchaseBatches, purchaseJson, PurchaseJsonSchema } from '../../../serv
 import { PurchaseFormSchema, validateSale } from '../../../services/purchases';
 import { formBodyOnly } from '../../form-body';
 import { jsonArrayStream } from '../../json-array-stream';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import { purchaseFragment } from '../../views/purchase-fragment';
 import type { AppDeps } from '../../app';
 import { pageQuery } from './paging';

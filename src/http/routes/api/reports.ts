@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { stringify } from 'csv-stringify';
 import { z } from 'zod';
 import { DOWNLOAD_REPORT_COLUMNS, downloadReportBatches, type DownloadReportRow } from '../../../services/download-report';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 
 const day = (name: string) => z

@@ -5,7 +5,7 @@ import { apiKeyInfo, ApiKeyInfoSchema, refreshApiKey } from '../../../services/a
 import {
   configureIntegration, IntegrationInputSchema, IntegrationJsonSchema, listIntegrations,
 } from '../../../services/integration-settings';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 
 /** Settings: the sales platforms' secrets (owner/admin) and each user's own API key (any role). */

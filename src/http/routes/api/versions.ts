@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { UnsupportedMediaTypeError } from '../../../domain/errors';
 import { listVersions, uploadVersion, VersionSchema } from '../../../services/versions';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 import { ErrorSchema, ProductParamsSchema } from './products';
 

@@ -4,7 +4,7 @@ import { PLATFORMS } from '../../../domain/platforms';
 import { DELIVERY_STATUSES } from '../../../domain/statuses';
 import { DeliveryJsonSchema, listDeliveries, UnmatchedSkusJsonSchema, unmatchedSkus } from '../../../services/webhook-log';
 import { fastJsonSerializerCompiler } from '../../json-serializer';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 import { pageQuery } from './paging';
 

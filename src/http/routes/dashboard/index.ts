@@ -3,7 +3,6 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app';
 import { publicDir } from '../../public-dir';
-import { errorPage } from '../../views/error-page';
 import { registerPageGuard } from './guard';
 import { overviewRoutes } from './overview';
 import { productPageRoutes } from './products';
@@ -45,8 +44,7 @@ export function dashboardRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       reply.header('referrer-policy', 'same-origin');
       if (!request.url.startsWith('/assets/')) reply.header('cache-control', 'no-store');
     });
-    app.decorate('renderErrorPage', (request, status, message) => errorPage(request.pageContext, status, message));
-    registerPageGuard(app, { clock: deps.clock, hasDevMailbox: deps.devMailbox !== undefined });
+    registerPageGuard(app, { hasDevMailbox: deps.devMailbox !== undefined });
 
     await app.register(signinRoutes(deps));
     await app.register(overviewRoutes(deps));

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { overviewOf } from '../../../services/overview';
 import { overviewPage } from '../../views/overview';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendPage } from './replies';

@@ -4,7 +4,7 @@ import { PRODUCT_STATUSES } from '../../../domain/statuses';
 import { createProduct, getProduct, listProducts, updateProduct } from '../../../services/products';
 import { listVersions } from '../../../services/versions';
 import { formBodyOnly } from '../../form-body';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import { CSRF_FIELD } from '../../plugins/session';
 import { productPage, productsPage } from '../../views/products';
 import type { AppDeps } from '../../app';

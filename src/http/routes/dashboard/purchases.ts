@@ -8,7 +8,7 @@ import { listProducts } from '../../../services/products';
 import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
 import { requestFreshLinks } from '../customer/fresh-links';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import { CSRF_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import { isLive } from '../../views/products';

@@ -7,7 +7,7 @@ import { listIntegrations } from '../../../services/integration-settings';
 import { addUser } from '../../../services/organisations';
 import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, setRole } from '../../../services/team';
 import { formBodyOnly } from '../../form-body';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import { CSRF_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import { apiKeyPage, integrationsPage, mailboxPage, mailPage, passwordPage, teamPage } from '../../views/settings';

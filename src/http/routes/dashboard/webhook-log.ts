@@ -6,7 +6,7 @@ import { findCustomers } from '../../../services/customer-lookup';
 import { recordedOrderLines, type OrderLineKey } from '../../../services/dashboard-lists';
 import { listProducts } from '../../../services/products';
 import { listDeliveries } from '../../../services/webhook-log';
-import { principalOf } from '../../plugins/auth';
+import { principalOf } from '../../plugins/principal';
 import { webhookLogPage } from '../../views/webhook-log';
 import { outboxBacklog } from '../../../services/workflow-outbox';
 import type { AppDeps } from '../../app';
