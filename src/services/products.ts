@@ -1,4 +1,3 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Product, ProductSku, ProductVersion } from '../db/entities';
@@ -198,27 +197,6 @@ async function assertSkusFree(em: EntityManager, orgId: string, productId: strin
   );
 }
 
-/** A unique violation lost to a concurrent write becomes the same 409 as the checks above. */
-function asConflict(error: unknown): unknown {
-  if (!(error instanceof UniqueConstraintViolationException)) return error;
-  const constraint = (error as { constraint?: string }).constraint ?? '';
-  if (constraint.startsWith('product_version')) return new ConflictError('this version label already exists for the product');
-  return new ConflictError(
-    constraint.startsWith('product_sku')
-      ? 'a SKU or the slug already maps to another product of this organisation'
-      : 'the slug is already used by another product of this organisation',
-  );
-}
-
-/** Runs a write transaction; a unique violation inside it answers 409. */
-export async function transactionalWrite<T>(em: EntityManager, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-  try {
-    return await em.transactional(work);
-  } catch (error) {
-    throw asConflict(error);
-  }
-}
-
 /**
  * Makes the product's SKU rows exactly {slug (isSlug), extras}, given its `existing` rows: stale rows
  * are deleted first (a statement of its own, so that a SKU can move between slug and extra in one
@@ -242,7 +220,7 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
   const extras = extraSkusOf(input.skus ?? [], slug);
   await assertSkusFree(em, orgId, null, slug, extras);
 
-  const productId = await transactionalWrite(em, async (tx) => {
+  const productId = await em.transactional(async (tx) => {
     const product = tx.create(Product, { organisation: orgId, name, slug, description: input.description ?? '' });
     await syncSkus(tx, product, extras, []);
     return product.id;
@@ -261,7 +239,7 @@ export async function updateProduct(
   const name = patch.name === undefined ? undefined : requiredName(patch.name);
   const slug = patch.slug === undefined ? undefined : slugOf(patch.slug);
 
-  await transactionalWrite(em, async (tx) => {
+  await em.transactional(async (tx) => {
     const product = await findProduct(tx, orgId, productId);
     if (name !== undefined) product.name = name;
     if (patch.description !== undefined) product.description = patch.description;

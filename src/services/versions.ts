@@ -6,7 +6,7 @@ import { ProductVersion, VersionFile } from '../db/entities';
 import { ConflictError, PayloadTooLargeError, ValidationError } from '../domain/errors';
 import { VERSION_STATUSES } from '../domain/statuses';
 import type { FileStorage } from '../storage/file-storage';
-import { findProduct, transactionalWrite } from './products';
+import { findProduct } from './products';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shape (decisions §3)
@@ -152,7 +152,7 @@ export async function uploadVersion(em: EntityManager, storage: FileStorage, upl
     if (stored.length === 0) throw new ValidationError('at least one file is required (multipart parts named "file")');
     await assertLabelFree(em, product.id, label);
 
-    const version = await transactionalWrite(em, async (tx) => {
+    const version = await em.transactional(async (tx) => {
       const row = tx.create(ProductVersion, { product: product.id, version: label });
       for (const file of stored) {
         tx.create(VersionFile, {

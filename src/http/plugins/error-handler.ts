@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { uniqueViolationMessage } from '../../db/unique-keys';
 import { DomainError } from '../../domain/errors';
 import { ObjectTooLargeError } from '../../storage/file-storage';
 import { html } from '../../templating/html';
@@ -72,6 +73,8 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof DomainError) return sendError(request, reply, error.status, error.message);
     if (error instanceof ObjectTooLargeError) return sendError(request, reply, 413, error.message);
+    const conflict = uniqueViolationMessage(error);
+    if (conflict !== null) return sendError(request, reply, 409, conflict);
     if (error.validation) return sendError(request, reply, 400, describeValidation(error));
     if (error.statusCode === undefined && MALFORMED_MULTIPART.test(error.message)) {
       return sendError(request, reply, 400, 'malformed multipart body');
