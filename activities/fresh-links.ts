@@ -5,8 +5,9 @@ import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
+import { normaliseEmail } from '../src/domain/email';
 
-interface PurchaseRow {
+interface LinkPurchaseRow {
   id: string;
   organisation_id: string;
   customer_id: string;
@@ -23,12 +24,12 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
     async findFreshLinkGroups({ target }: Pick<FreshLinksRequest, 'target'>): Promise<FreshLinksGroup[]> {
       const em = orm.em.fork();
       const rows = 'email' in target
-        ? await em.execute<PurchaseRow[]>(
+        ? await em.execute<LinkPurchaseRow[]>(
             `select p.id, p.organisation_id, p.customer_id from purchase p join customer c on c.id = p.customer_id
              where c.email = ? order by p.organisation_id, p.created_at, p.id`,
-            [target.email.trim().toLowerCase()],
+            [normaliseEmail(target.email)],
           )
-        : await em.execute<PurchaseRow[]>(
+        : await em.execute<LinkPurchaseRow[]>(
             'select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ?',
             [target.purchaseId],
           );

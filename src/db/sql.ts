@@ -32,3 +32,6 @@ export async function preparedRows<Row>(em: EntityManager, sql: string, params: 
   const result: { rows: Row[] } = await (transaction ? query.transacting(transaction) : query);
   return result.rows;
 }
+
+/** A LIKE pattern for "contains": `%` and `_` typed by a person are literal characters, not wildcards. */
+export const likeContains = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -4,3 +4,11 @@ const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export function isEmailAddress(value: string): boolean {
   return EMAIL_RE.test(value);
 }
+
+/**
+ * The one form an email address is stored and compared in: trimmed and lower-cased (customers,
+ * users, /my, sign-in, webhook orders), so one person is one customer per organisation.
+ */
+export function normaliseEmail(value: string): string {
+  return value.trim().toLowerCase();
+}

@@ -11,6 +11,7 @@ import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
 import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
+import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
 import { registerSession } from './plugins/session';
 import { sessionSecretOf } from '../security/session-secret';
@@ -105,17 +106,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: { fileSize: deps.config.maxUploadBytes, files: 50, fields: 100, fieldSize: 64 * 1024 },
   });
   await registerSession(app, { ...deps, secret: await sessionSecretOf(deps.config) });
-  registerPrincipal(app, deps.orm, deps.clock);
+  registerRequestEntityManager(app, deps.orm);
+  registerPrincipal(app, deps.clock);
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
   await app.register(webhookRoutes(deps));
-  await app.register(productRoutes(deps));
+  await app.register(productRoutes);
   await app.register(versionRoutes(deps));
-  await app.register(customerRoutes(deps));
-  await app.register(webhookLogRoutes(deps));
+  await app.register(customerRoutes);
+  await app.register(webhookLogRoutes);
   await app.register(settingsRoutes(deps));
-  await app.register(reportRoutes(deps));
+  await app.register(reportRoutes);
   await app.register(customerPageRoutes(deps));
   await app.register(downloadCompleteRoutes(deps));
   await app.register(dashboardRoutes(deps));

@@ -1,11 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/sql';
+import { isoUtc, likeContains, preparedRows } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { normaliseAmount } from '../domain/money';
 import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
+import { normaliseEmail } from '../domain/email';
+import type { ReceiptStatus } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
-import { readInBatches } from './keyset-batches';
+import { readInBatches } from '../services/keyset-batches';
+
+/**
+ * Purchases as they are read: the API's list (JSON), the dashboard's list and search, the webhook
+ * log's links to recorded order lines, and the small look-ups of the purchase routes. One select,
+ * one row type.
+ */
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
 export const PurchaseJsonSchema = z.object({
@@ -24,21 +32,25 @@ export const PurchaseJsonSchema = z.object({
 });
 export type PurchaseJson = z.infer<typeof PurchaseJsonSchema>;
 
-interface PurchaseRow {
+/** One purchase as the API, the dashboard and the webhook log read it. */
+export interface PurchaseRow {
   id: string;
-  product_id: string;
-  version_id: string | null;
-  customer_id: string;
-  customer_name: string;
-  customer_email: string;
+  createdAt: string;
+  productId: string;
+  productName: string;
+  versionId: string | null;
+  customerId: string;
+  customerName: string;
+  customerEmail: string;
+  /** With the currency's minor digits (see displayAmount). */
   amount: string;
   currency: string;
-  payment_method: string;
+  paymentMethod: string;
   source: PurchaseSource;
-  external_order_id: string | null;
+  externalOrderId: string | null;
   test: boolean;
-  receipt_sent_at: string | null;
-  created_at: string;
+  receiptStatus: ReceiptStatus;
+  receiptSentAt: string | null;
 }
 
 /**
@@ -54,27 +66,36 @@ export function displayAmount(stored: string, currency: string): string {
 export function purchaseJson(row: PurchaseRow): PurchaseJson {
   return {
     id: row.id,
-    productId: row.product_id,
-    versionId: row.version_id,
-    customer: { id: row.customer_id, name: row.customer_name, email: row.customer_email },
-    amount: displayAmount(row.amount, row.currency),
-    currency: row.currency.toUpperCase(),
-    paymentMethod: row.payment_method,
+    productId: row.productId,
+    versionId: row.versionId,
+    customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
+    amount: row.amount,
+    currency: row.currency,
+    paymentMethod: row.paymentMethod,
     source: row.source,
-    externalOrderId: row.external_order_id,
+    externalOrderId: row.externalOrderId,
     test: row.test,
-    receiptSentAt: row.receipt_sent_at,
-    createdAt: row.created_at,
+    receiptSentAt: row.receiptSentAt,
+    createdAt: row.createdAt,
   };
 }
 
-// Newest first; (created_at, id) is the keyset, and a cursor is a purchase id whose position is
-// looked up by primary key, so no timestamp ever makes a round trip through JavaScript.
-const SELECT = `select p.id, p.product_id, p.version_id, c.id as customer_id, c.name as customer_name,
-    c.email as customer_email, p.amount::text as amount, p.currency, p.payment_method, p.source,
-    p.external_order_id, p.test, ${isoUtc('p.receipt_sent_at')} as receipt_sent_at,
-    ${isoUtc('p.created_at')} as created_at
-  from purchase p join customer c on c.id = p.customer_id
+/** As stored: numeric(20,4) text, the currency as written. */
+type StoredPurchaseRow = PurchaseRow;
+
+function displayed(row: StoredPurchaseRow): PurchaseRow {
+  return { ...row, amount: displayAmount(row.amount, row.currency), currency: row.currency.toUpperCase() };
+}
+
+// One select for every list. Newest first; (created_at, id) is the keyset, and a cursor is a
+// purchase id whose position is looked up by primary key, so no timestamp ever makes a round trip
+// through JavaScript.
+const SELECT = `select p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as "productId", pr.name as "productName",
+    p.version_id as "versionId", c.id as "customerId", c.name as "customerName", c.email as "customerEmail",
+    p.amount::text as amount, p.currency, p.payment_method as "paymentMethod", p.source,
+    p.external_order_id as "externalOrderId", p.test, p.receipt_status as "receiptStatus",
+    ${isoUtc('p.receipt_sent_at')} as "receiptSentAt"
+  from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
   where p.organisation_id = ?`;
 const AFTER = ` and (p.created_at, p.id) < (select a.created_at, a.id from purchase a where a.id = ?)`;
 const ORDER = ` order by p.created_at desc, p.id desc limit ?`;
@@ -97,11 +118,72 @@ export async function purchaseBatches(em: EntityManager, orgId: string, page: Pu
     if (found.length === 0) throw new NotFoundError('after: no purchase with that id');
   }
   return readInBatches<PurchaseRow>(
-    (after, size) => preparedRows<PurchaseRow>(
+    async (after, size) => (await preparedRows<StoredPurchaseRow>(
       em,
       SELECT + (after === null ? '' : AFTER) + ORDER,
       after === null ? [orgId, size] : [orgId, after, size],
-    ),
+    )).map(displayed),
     { after: page.after, limit: page.limit },
   );
+}
+
+/**
+ * The dashboard's list: newest first, optionally matching `q`: part of the customer's email, or
+ * exactly an order id, a purchase id or a customer id.
+ */
+export async function searchPurchases(em: EntityManager, orgId: string, q: string, limit: number): Promise<PurchaseRow[]> {
+  const text = q.trim();
+  const params: unknown[] = [orgId];
+  let filter = '';
+  if (text) {
+    filter = ' and (c.email ilike ? or p.external_order_id = ?';
+    params.push(likeContains(normaliseEmail(text)), text);
+    if (isUuid(text)) {
+      filter += ' or p.id = ? or c.id = ?';
+      params.push(text, text);
+    }
+    filter += ')';
+  }
+  const rows = await em.execute<StoredPurchaseRow[]>(`${SELECT}${filter}${ORDER}`, [...params, limit]);
+  return rows.map(displayed);
+}
+
+/** The email a purchase of this organisation was made with, or null when there is no such purchase. */
+export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<string | null> {
+  if (!isUuid(purchaseId)) return null;
+  const [row] = await em.execute<Array<{ email: string }>>(
+    'select c.email from purchase p join customer c on c.id = p.customer_id where p.id = ? and p.organisation_id = ?',
+    [purchaseId, orgId],
+  );
+  return row?.email ?? null;
+}
+
+/** What the answer to a recorded sale names: the customer's email and the product. */
+export async function saleSummary(em: EntityManager, purchaseId: string): Promise<{ customerEmail: string; productName: string }> {
+  const [row] = await em.execute<Array<{ customerEmail: string; productName: string }>>(
+    `select c.email as "customerEmail", pr.name as "productName"
+       from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id where p.id = ?`,
+    [purchaseId],
+  );
+  if (!row) throw new NotFoundError('purchase not found');
+  return row;
+}
+
+export interface OrderLineKey {
+  source: PurchaseSource;
+  externalOrderId: string;
+  productId: string;
+}
+
+export const orderLineKey = (k: OrderLineKey): string => `${k.source}\n${k.externalOrderId}\n${k.productId}`;
+
+/** Which of these platform order lines have a purchase already (recorded by a delivery or by hand). */
+export async function recordedOrderLines(em: EntityManager, orgId: string, keys: OrderLineKey[]): Promise<Map<string, string>> {
+  if (keys.length === 0) return new Map();
+  const rows = await em.execute<Array<OrderLineKey & { id: string }>>(
+    `select id, source, external_order_id as "externalOrderId", product_id as "productId" from purchase
+      where organisation_id = ? and external_order_id in (?)`,
+    [orgId, [...new Set(keys.map((k) => k.externalOrderId))]],
+  );
+  return new Map(rows.map((r) => [orderLineKey(r), r.id]));
 }

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer, Product } from '../db/entities';
+import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors';
 import type { FulfilmentRequest } from '../domain/fulfilment';
 import { normaliseAmount, normaliseCurrency } from '../domain/money';
 import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
 import { isUuid } from '../domain/uuid';
-import { isEmailAddress } from '../domain/email';
 
 const optionalField = z.string().trim().optional().transform((v) => (v ? v : undefined));
 
@@ -53,7 +53,8 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
 
   let customer: FulfilmentRequest['customer'];
   if (form.customerId === 'new') {
-    const email = form['newCustomer.email']?.toLowerCase();
+    const typed = form['newCustomer.email'];
+    const email = typed === undefined ? undefined : normaliseEmail(typed);
     if (!email) throw new ValidationError('newCustomer.email is required when customerId is "new"');
     if (!isEmailAddress(email)) throw new ValidationError('newCustomer.email is not an email address');
     const existing = await em.count(Customer, { organisation: ctx.orgId, email });

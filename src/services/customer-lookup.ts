@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isoUtc } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
+import { normaliseEmail } from '../domain/email';
 
 /** A customer as GET /api/customers lists it (decisions §3). */
 export const CustomerJsonSchema = z.object({
@@ -28,7 +29,7 @@ export interface CustomerQuery {
 export async function findCustomers(em: EntityManager, orgId: string, query: CustomerQuery): Promise<CustomerJson[]> {
   const where = ['organisation_id = ?'];
   const params: unknown[] = [orgId];
-  const email = query.email?.trim().toLowerCase();
+  const email = query.email === undefined ? undefined : normaliseEmail(query.email);
   if (email) {
     where.push('lower(email) = ?');
     params.push(email);

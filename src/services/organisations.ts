@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { hashPassword, mintApiKey } from '../security/secrets';
-import { isEmailAddress } from '../domain/email';
+import { isEmailAddress, normaliseEmail } from '../domain/email';
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -26,7 +26,7 @@ export interface NewUser {
 
 /** Creates a user with a fresh API key; the key is returned here and never again. */
 export async function addUser(em: EntityManager, orgId: string, input: NewUser): Promise<{ userId: string; apiKey: string }> {
-  const email = input.email.trim().toLowerCase();
+  const email = normaliseEmail(input.email);
   if (!isEmailAddress(email)) throw new ValidationError('email is not an email address');
   if (!ROLES.includes(input.role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
   if (input.password.length < 8) throw new ValidationError('password must have at least 8 characters');

@@ -30,7 +30,7 @@ import {
 import { adapters } from '../webhooks/registry';
 import { preparedRows } from '../db/sql';
 import { recordEntries, type NewEntry } from './delivery-log';
-import { isEmailAddress } from '../domain/email';
+import { isEmailAddress, normaliseEmail } from '../domain/email';
 
 export interface IntakeDeps {
   orm: Orm;
@@ -173,7 +173,7 @@ function planDeliveries(
 ): Plan {
   const plan: Plan = { entries: [], dispatches: [] };
   for (const order of orders) {
-    const email = order.customer.email?.toLowerCase() ?? null;
+    const email = order.customer.email === null ? null : normaliseEmail(order.customer.email);
     const facts = {
       paid: order.paid,
       subscriptionExpired: subscriptionExpired(org.subscriptionExpiresOn, now),

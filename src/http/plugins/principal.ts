@@ -8,10 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { admit, type Access, type Caller, type Principal } from '../../domain/access';
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors';
-import type { Role } from '../../domain/statuses';
-import { sha256Hex } from '../../security/secrets';
-import type { Orm } from '../../db/orm';
-import { preparedRows } from '../../db/sql';
+import { keyOwner } from '../../services/api-keys';
 import { isSafeMethod, type Session } from './session';
 
 export type { Access, Principal } from '../../domain/access';
@@ -40,33 +37,14 @@ function apiKeyOf(request: FastifyRequest): string | null {
   return typeof key === 'string' && key.trim() ? key.trim() : null;
 }
 
-interface KeyOwnerRow {
-  id: string;
-  organisation_id: string | null;
-  role: Role;
-  subscription_expires_on: string | null;
-  /** The stored last use is older than a minute (or unset): worth writing again. */
-  last_use_stale: boolean;
-}
-
-const KEY_OWNER = `select u.id, u.organisation_id, u.role, o.subscription_expires_on::text as subscription_expires_on,
-    coalesce(u.api_key_last_used_at < now() - interval '1 minute', true) as last_use_stale
-  from app_user u left join organisation o on o.id = u.organisation_id where u.api_key_hash = ?`;
-
-export function registerPrincipal(app: FastifyInstance, orm: Orm, clock: () => Date): void {
+export function registerPrincipal(app: FastifyInstance, clock: () => Date): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('session', null);
 
-  async function keyOwner(key: string): Promise<Caller> {
-    const em = orm.em.fork();
-    const [row] = await preparedRows<KeyOwnerRow>(em, KEY_OWNER, [sha256Hex(key)]);
-    if (!row) throw new UnauthorizedError('missing or invalid API key');
-    if (row.last_use_stale) {
-      // Best effort and at most once a minute: writing one row on every request would cap every
-      // endpoint at that row's update rate.
-      void em.execute('update app_user set api_key_last_used_at = now() where id = ?', [row.id]).catch(() => undefined);
-    }
-    return { userId: row.id, orgId: row.organisation_id, role: row.role, subscriptionExpiresOn: row.subscription_expires_on, via: 'key' };
+  async function keyCaller(request: FastifyRequest, key: string): Promise<Caller> {
+    const owner = await keyOwner(request.em, key);
+    if (!owner) throw new UnauthorizedError('missing or invalid API key');
+    return { ...owner, via: 'key' };
   }
 
   function sessionCaller(session: Session): Caller {
@@ -77,7 +55,7 @@ export function registerPrincipal(app: FastifyInstance, orm: Orm, clock: () => D
   /** /api: a key, else the session (whose user it already read); state changes need its CSRF header. */
   async function apiCaller(request: FastifyRequest): Promise<Caller> {
     const key = apiKeyOf(request);
-    if (key) return keyOwner(key);
+    if (key) return keyCaller(request, key);
     const session = await app.sessions.current(request);
     if (!session) throw new UnauthorizedError('missing or invalid API key');
     if (!isSafeMethod(request) && !app.sessions.csrfMatches(request, session)) {

@@ -2,9 +2,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config';
-import type { Orm } from '../../db/orm';
-import type { Role } from '../../domain/statuses';
 import { isUuid } from '../../domain/uuid';
+import { staffUser, type StaffUser } from '../../services/users';
 
 /** Sessions end this long after sign-in, whatever happens meanwhile. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
@@ -20,15 +19,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const isSafeMethod = (request: FastifyRequest): boolean => SAFE_METHODS.has(request.method);
 
 /** The signed-in user as the dashboard shows it. */
-export interface SessionUser {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  orgId: string | null;
-  orgName: string | null;
-  subscriptionExpiresOn: string | null;
-}
+export type SessionUser = Omit<StaffUser, 'passwordHash'>;
 
 export interface Session {
   user: SessionUser;
@@ -60,17 +51,6 @@ declare module 'fastify' {
   }
 }
 
-interface UserRow {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  password_hash: string;
-  organisation_id: string | null;
-  organisation_name: string | null;
-  subscription_expires_on: string | null;
-}
-
 function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
@@ -87,7 +67,6 @@ function sentToken(request: FastifyRequest): string | undefined {
 
 export interface SessionDeps {
   config: Pick<Readonly<Config>, 'baseUrl'>;
-  orm: Orm;
   clock: () => Date;
   secret: string;
 }
@@ -131,25 +110,11 @@ export async function registerSession(app: FastifyInstance, deps: SessionDeps): 
     const now = deps.clock().getTime();
     if (!Number.isSafeInteger(issuedAt) || now - issuedAt >= SESSION_TTL_MS || issuedAt > now + 60_000) return null;
     if (!isUuid(userId)) return null;
-    const rows = await deps.orm.em.fork().execute<UserRow[]>(
-      `select u.id, u.email, u.name, u.role, u.password_hash, u.organisation_id, o.name as organisation_name,
-              o.subscription_expires_on::text as subscription_expires_on
-         from app_user u left join organisation o on o.id = u.organisation_id
-        where u.id = ?`,
-      [userId],
-    );
-    const row = rows[0];
-    if (!row || !safeEqual(fingerprint(row.password_hash), print)) return null;
+    const found = await staffUser(request.em, userId);
+    if (!found || !safeEqual(fingerprint(found.passwordHash), print)) return null;
+    const { passwordHash: _hash, ...user } = found;
     return {
-      user: {
-        id: row.id,
-        email: row.email,
-        name: row.name,
-        role: row.role,
-        orgId: row.organisation_id,
-        orgName: row.organisation_name,
-        subscriptionExpiresOn: row.subscription_expires_on,
-      },
+      user,
       csrfToken: csrfTokenOf(sessionId),
       issuedAt: new Date(issuedAt),
     };

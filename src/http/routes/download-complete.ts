@@ -28,7 +28,7 @@ export function downloadCompleteRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request) => {
       await completeDownloadSession(
-        deps.orm.em.fork(),
+        request.em,
         request.params.orgId,
         request.body.token,
         requesterOf(request),

@@ -27,11 +27,11 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         tags: ['health'],
         response: { 200: Readiness, 503: Readiness },
       },
-    }, async (_request, reply) => {
+    }, async (request, reply) => {
       const withTimeout = <T>(p: Promise<T>) =>
         Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref())]);
       const [outbox, temporal] = await Promise.all([
-        withTimeout(outboxBacklog(deps.orm.em.fork(), null)).catch(() => null),
+        withTimeout(outboxBacklog(request.em, null)).catch(() => null),
         withTimeout(deps.fulfilment.ping()).then(() => true, () => false),
       ]);
       const database = outbox !== null;

@@ -1,4 +1,5 @@
-import type { CustomerRow, PurchaseRow } from '../../services/dashboard-lists';
+import type { PurchaseRow } from '../../purchases/purchase-rows';
+import type { CustomerRow } from '../../services/customer-search';
 import type { CustomerJson } from '../../services/customer-lookup';
 import type { ProductListing } from '../../services/products';
 import type { UnmatchedSkusJson } from '../../services/webhook-log';

@@ -2,25 +2,22 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CustomerJsonSchema, findCustomers } from '../../../services/customer-lookup';
 import { principalOf } from '../../plugins/principal';
-import type { AppDeps } from '../../app';
 import { pageQuery } from './paging';
 
-export function customerRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  return async (app) => {
-    app.get('/api/customers', {
-      config: { access: 'member' },
-      schema: {
-        summary: 'Customer look-up',
-        description: 'With `email`: the customer with that address (case-insensitive), as an array of zero or one. '
-          + 'Without: the organisation\'s customers, newest first, 100 per page by default (`limit` up to 1000); '
-          + 'the next page starts `after` the id of the last customer of the previous one.',
-        tags: ['customers'],
-        querystring: z.object({
-          email: z.string().optional().describe('matched case-insensitively; blank: every customer'),
-          ...pageQuery('customers', (limit) => limit.default(100)),
-        }),
-        response: { 200: z.array(CustomerJsonSchema) },
-      },
-    }, async (request) => findCustomers(deps.orm.em.fork(), principalOf(request).orgId, request.query));
-  };
-}
+export const customerRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get('/api/customers', {
+    config: { access: 'member' },
+    schema: {
+      summary: 'Customer look-up',
+      description: 'With `email`: the customer with that address (case-insensitive), as an array of zero or one. '
+        + 'Without: the organisation\'s customers, newest first, 100 per page by default (`limit` up to 1000); '
+        + 'the next page starts `after` the id of the last customer of the previous one.',
+      tags: ['customers'],
+      querystring: z.object({
+        email: z.string().optional().describe('matched case-insensitively; blank: every customer'),
+        ...pageQuery('customers', (limit) => limit.default(100)),
+      }),
+      response: { 200: z.array(CustomerJsonSchema) },
+    },
+  }, async (request) => findCustomers(request.em, principalOf(request).orgId, request.query));
+};

@@ -6,59 +6,56 @@ import {
 } from '../../../services/products';
 import { fastJsonSerializerCompiler } from '../../json-serializer';
 import { principalOf } from '../../plugins/principal';
-import type { AppDeps } from '../../app';
 
 /** The error contract of every JSON route: `{error}`. */
 export const ErrorSchema = z.object({ error: z.string() });
 export const ProductParamsSchema = z.object({ productId: z.string().describe('the product id (UUID)') });
 
 /** Products of the caller's organisation (members read and write them). */
-export function productRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  return async (app) => {
-    app.get('/api/products', {
-      config: { access: 'member' },
-      serializerCompiler: fastJsonSerializerCompiler,
-      schema: {
-        summary: 'List the organisation\'s products with their active versions, oldest first',
-        tags: ['products'],
-        response: { 200: z.array(ProductListingSchema), 401: ErrorSchema, 403: ErrorSchema },
-      },
-    }, async (request) => listProducts(deps.orm.em.fork(), principalOf(request).orgId));
+export const productRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get('/api/products', {
+    config: { access: 'member' },
+    serializerCompiler: fastJsonSerializerCompiler,
+    schema: {
+      summary: 'List the organisation\'s products with their active versions, oldest first',
+      tags: ['products'],
+      response: { 200: z.array(ProductListingSchema), 401: ErrorSchema, 403: ErrorSchema },
+    },
+  }, async (request) => listProducts(request.em, principalOf(request).orgId));
 
-    app.get('/api/products/:productId', {
-      config: { access: 'member' },
-      schema: {
-        summary: 'One product with its active version',
-        tags: ['products'],
-        params: ProductParamsSchema,
-        response: { 200: ProductListingSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
-      },
-    }, async (request) => getProduct(deps.orm.em.fork(), principalOf(request).orgId, request.params.productId));
+  app.get('/api/products/:productId', {
+    config: { access: 'member' },
+    schema: {
+      summary: 'One product with its active version',
+      tags: ['products'],
+      params: ProductParamsSchema,
+      response: { 200: ProductListingSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
+    },
+  }, async (request) => getProduct(request.em, principalOf(request).orgId, request.params.productId));
 
-    app.post('/api/products', {
-      config: { access: 'member' },
-      schema: {
-        summary: 'Create a draft product',
-        description: 'The slug is normalised to lowercase letters, digits and hyphens. The slug and every extra SKU map to at most one product of the organisation (409 otherwise).',
-        tags: ['products'],
-        body: CreateProductSchema,
-        response: { 201: CreatedProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema },
-      },
-    }, async (request, reply) => {
-      const created = await createProduct(deps.orm.em.fork(), principalOf(request).orgId, request.body);
-      return reply.code(201).send(created);
-    });
+  app.post('/api/products', {
+    config: { access: 'member' },
+    schema: {
+      summary: 'Create a draft product',
+      description: 'The slug is normalised to lowercase letters, digits and hyphens. The slug and every extra SKU map to at most one product of the organisation (409 otherwise).',
+      tags: ['products'],
+      body: CreateProductSchema,
+      response: { 201: CreatedProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 409: ErrorSchema },
+    },
+  }, async (request, reply) => {
+    const created = await createProduct(request.em, principalOf(request).orgId, request.body);
+    return reply.code(201).send(created);
+  });
 
-    app.put('/api/products/:productId', {
-      config: { access: 'member' },
-      schema: {
-        summary: 'Merge fields into a product',
-        description: 'Only the fields given change; keys other than those listed are ignored. `skus` replaces the extra SKUs; `activeVersionId` must be a ready version of this product (null clears it).',
-        tags: ['products'],
-        params: ProductParamsSchema,
-        body: UpdateProductSchema,
-        response: { 200: ProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
-      },
-    }, async (request) => updateProduct(deps.orm.em.fork(), principalOf(request).orgId, request.params.productId, request.body));
-  };
-}
+  app.put('/api/products/:productId', {
+    config: { access: 'member' },
+    schema: {
+      summary: 'Merge fields into a product',
+      description: 'Only the fields given change; keys other than those listed are ignored. `skus` replaces the extra SKUs; `activeVersionId` must be a ready version of this product (null clears it).',
+      tags: ['products'],
+      params: ProductParamsSchema,
+      body: UpdateProductSchema,
+      response: { 200: ProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+    },
+  }, async (request) => updateProduct(request.em, principalOf(request).orgId, request.params.productId, request.body));
+};

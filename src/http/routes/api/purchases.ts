@@ -1,11 +1,10 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { Customer, Product } from '../../../db/entities';
 import { ConflictError } from '../../../domain/errors';
 import { issueDownloadLink } from '../../../services/download-links';
-import { purchaseBatches, purchaseJson, PurchaseJsonSchema } from '../../../services/purchase-list';
-import { PurchaseFormSchema, validateSale } from '../../../services/purchases';
+import { purchaseBatches, purchaseJson, PurchaseJsonSchema, saleSummary } from '../../../purchases/purchase-rows';
+import { PurchaseFormSchema, validateSale } from '../../../purchases/sale-form';
 import { formBodyOnly } from '../../form-body';
 import { jsonArrayStream } from '../../json-array-stream';
 import { principalOf } from '../../plugins/principal';
@@ -34,7 +33,7 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       const { orgId } = principalOf(request);
-      const batches = await purchaseBatches(deps.orm.em.fork(), orgId, request.query);
+      const batches = await purchaseBatches(request.em, orgId, request.query);
       // The typed reply only takes the array itself; the stream is sent through the untyped one.
       return (reply as FastifyReply).type('application/json; charset=utf-8').send(jsonArrayStream(batches, purchaseJson));
     });
@@ -52,7 +51,7 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       const principal = principalOf(request);
-      const em = deps.orm.em.fork();
+      const em = request.em;
       const input = await validateSale(em, request.body, {
         orgId: principal.orgId,
         enteredVia: principal.via === 'key' ? 'api' : 'manual',
@@ -60,15 +59,12 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const recorded = await deps.fulfilment.recordSale(input);
       if (!recorded.created) throw new ConflictError('this order is already recorded');
       const link = await issueDownloadLink(em, recorded.purchaseId, deps.config.downloadLinks, deps.clock());
-      const [customer, product] = await Promise.all([
-        em.findOneOrFail(Customer, recorded.customerId),
-        em.findOneOrFail(Product, input.productId),
-      ]);
+      const { customerEmail, productName } = await saleSummary(em, recorded.purchaseId);
       return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
         purchaseId: recorded.purchaseId,
         customerId: recorded.customerId,
-        customerEmail: customer.email,
-        productName: product.name,
+        customerEmail,
+        productName,
         amount: input.amount,
         currency: input.currency,
         link: link.url,

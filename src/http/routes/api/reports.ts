@@ -5,7 +5,6 @@ import { stringify } from 'csv-stringify';
 import { z } from 'zod';
 import { DOWNLOAD_REPORT_COLUMNS, downloadReportBatches, type DownloadReportRow } from '../../../services/download-report';
 import { principalOf } from '../../plugins/principal';
-import type { AppDeps } from '../../app';
 
 const day = (name: string) => z
   .string({ error: `${name} is required, a UTC day written YYYY-MM-DD` })
@@ -16,35 +15,33 @@ async function* rowsOf(batches: AsyncIterable<DownloadReportRow[]>): AsyncGenera
   for await (const batch of batches) yield* batch;
 }
 
-export function reportRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  return async (app) => {
-    app.get('/api/reports/downloads', {
-      // Reports answer every error in plain text (spec, Errors), 401 and 403 included.
-      config: { access: 'admin', errorFormat: 'text' },
-      schema: {
-        summary: 'Completed file downloads between two UTC days, inclusive, as CSV (owner/admin)',
-        description: `Columns: ${DOWNLOAD_REPORT_COLUMNS.join(', ')}. One row per completed file transfer, oldest first. `
-          + 'Streamed. Errors are plain text.',
-        tags: ['reports'],
-        querystring: z.object({ from: day('from'), to: day('to') }),
-        response: {
-          200: { description: 'CSV with a header row', content: { 'text/csv': { schema: z.string() } } },
-        },
+export const reportRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get('/api/reports/downloads', {
+    // Reports answer every error in plain text (spec, Errors), 401 and 403 included.
+    config: { access: 'admin', errorFormat: 'text' },
+    schema: {
+      summary: 'Completed file downloads between two UTC days, inclusive, as CSV (owner/admin)',
+      description: `Columns: ${DOWNLOAD_REPORT_COLUMNS.join(', ')}. One row per completed file transfer, oldest first. `
+        + 'Streamed. Errors are plain text.',
+      tags: ['reports'],
+      querystring: z.object({ from: day('from'), to: day('to') }),
+      response: {
+        200: { description: 'CSV with a header row', content: { 'text/csv': { schema: z.string() } } },
       },
-    }, async (request, reply) => {
-      const { from, to } = request.query;
-      const batches = await downloadReportBatches(deps.orm.em.fork(), principalOf(request).orgId, { from, to });
-      // escape_formulas: a customer name such as "=HYPERLINK(...)" must not become a formula in a spreadsheet.
-      const csv = stringify({ header: true, columns: [...DOWNLOAD_REPORT_COLUMNS], escape_formulas: true });
-      // pipeline destroys both ends on failure, and Fastify destroys the CSV stream when the client goes.
-      pipeline(Readable.from(rowsOf(batches)), csv, (error) => {
-        if (error) request.log.error({ err: error }, 'download report stream failed');
-      });
-      // The typed reply only takes the schema's string; the stream is sent through the untyped one.
-      return (reply as FastifyReply)
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="downloads-${from}-${to}.csv"`)
-        .send(csv);
+    },
+  }, async (request, reply) => {
+    const { from, to } = request.query;
+    const batches = await downloadReportBatches(request.em, principalOf(request).orgId, { from, to });
+    // escape_formulas: a customer name such as "=HYPERLINK(...)" must not become a formula in a spreadsheet.
+    const csv = stringify({ header: true, columns: [...DOWNLOAD_REPORT_COLUMNS], escape_formulas: true });
+    // pipeline destroys both ends on failure, and Fastify destroys the CSV stream when the client goes.
+    pipeline(Readable.from(rowsOf(batches)), csv, (error) => {
+      if (error) request.log.error({ err: error }, 'download report stream failed');
     });
-  };
-}
+    // The typed reply only takes the schema's string; the stream is sent through the untyped one.
+    return (reply as FastifyReply)
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="downloads-${from}-${to}.csv"`)
+      .send(csv);
+  });
+};

@@ -18,7 +18,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         tags: ['settings'],
         response: { 200: z.array(IntegrationJsonSchema) },
       },
-    }, async (request) => listIntegrations(deps.orm.em.fork(), principalOf(request).orgId, deps.config.baseUrl));
+    }, async (request) => listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl));
 
     app.put('/api/settings/integrations/:platform', {
       config: { access: 'admin' },
@@ -33,7 +33,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         response: { 200: IntegrationJsonSchema },
       },
     }, async (request) => configureIntegration(
-      deps.orm.em.fork(), principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
+      request.em, principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
     ));
 
     app.get('/api/settings/api-key', {
@@ -43,7 +43,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         tags: ['settings'],
         response: { 200: ApiKeyInfoSchema },
       },
-    }, async (request) => apiKeyInfo(deps.orm.em.fork(), principalOf(request).userId));
+    }, async (request) => apiKeyInfo(request.em, principalOf(request).userId));
 
     app.post('/api/settings/api-key/refresh', {
       config: { access: 'member' },
@@ -53,6 +53,6 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         tags: ['settings'],
         response: { 200: z.object({ apiKey: z.string() }) },
       },
-    }, async (request) => ({ apiKey: await refreshApiKey(deps.orm.em.fork(), principalOf(request).userId) }));
+    }, async (request) => ({ apiKey: await refreshApiKey(request.em, principalOf(request).userId) }));
   };
 }

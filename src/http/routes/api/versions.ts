@@ -42,7 +42,7 @@ export function versionRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         },
       },
     }, async (request, reply) => {
-      const version = await uploadVersion(deps.orm.em.fork(), deps.storage, {
+      const version = await uploadVersion(request.em, deps.storage, {
         orgId: principalOf(request).orgId,
         productId: request.params.productId,
         parts: request.parts(),
@@ -59,6 +59,6 @@ export function versionRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         params: ProductParamsSchema,
         response: { 200: z.array(VersionSchema), 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
       },
-    }, async (request) => listVersions(deps.orm.em.fork(), principalOf(request).orgId, request.params.productId));
+    }, async (request) => listVersions(request.em, principalOf(request).orgId, request.params.productId));
   };
 }

@@ -30,7 +30,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         params: z.object({ token: z.string(), fileId: z.string() }),
       },
       handler: async (request, reply) => {
-        const em = deps.orm.em.fork();
+        const em = request.em;
         const { token, fileId } = request.params;
         const link = await findDownloadLink(em, token, deps.clock());
         if (!link) return sendPage(reply, 404, unknownLinkPage());
@@ -80,7 +80,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           // it took; 'finish' comes only when every byte went out (an aborted one just closes).
           const requester = requesterOf(request);
           reply.raw.once('finish', () => {
-            recordFileDownload(deps.orm.em.fork(), link, file, requester, deps.clock())
+            recordFileDownload(request.em, link, file, requester, deps.clock())
               .catch((error: unknown) => request.log.error({ err: error }, 'could not record a completed download'));
           });
         }

@@ -34,7 +34,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
         response: { 200: PAGE, 404: PAGE, 410: PAGE },
       },
     }, async (request, reply) => {
-      const em = deps.orm.em.fork();
+      const em = request.em;
       const now = deps.clock();
       const found = await findDownloadLink(em, request.params.token, now);
       if (!found) return sendPage(reply, 404, unknownLinkPage());
@@ -66,7 +66,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
     }, async (request, reply) => {
       const wait = await firstExceeded(request, limits.perIp, limits.perLink);
       if (wait !== null) return sendTooManyRequests(reply, wait);
-      const link = await findDownloadLink(deps.orm.em.fork(), request.params.token, deps.clock());
+      const link = await findDownloadLink(request.em, request.params.token, deps.clock());
       if (!link) return sendPage(reply, 404, unknownLinkPage());
       await requestFreshLinks(deps, { purchaseId: link.purchaseId }, link.orgId);
       return sendPage(reply, 200, freshLinkSentPage());

@@ -7,14 +7,9 @@ import type { AppDeps } from '../../app';
 import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
 import { sendPage } from './page-reply';
-import { isEmailAddress } from '../../../domain/email';
+import { isEmailAddress, normaliseEmail } from '../../../domain/email';
 
 const MAX_EMAIL_LENGTH = 320;
-
-/** Customers are stored by trimmed, lower-case email: the same form finds them. */
-export function normaliseEmail(value: string): string {
-  return value.trim().toLowerCase();
-}
 
 /** The normalised `email` field of a POST /my (after body parsing), for the per-email limit. */
 export function emailOfMyRequest(request: FastifyRequest): string {

@@ -10,7 +10,7 @@ export function overviewRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/', { config: { dashboard: 'member', errorFormat: 'page' }, schema: { hide: true } }, async (request, reply) => {
       const ctx = pageContextOf(request);
-      const overview = await overviewOf(deps.orm.em.fork(), principalOf(request).orgId, deps.clock());
+      const overview = await overviewOf(request.em, principalOf(request).orgId, deps.clock());
       return sendPage(reply, overviewPage(ctx, overview));
     });
   };

@@ -7,7 +7,6 @@ import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_FIELD } from '../../plugins/session';
 import { productPage, productsPage } from '../../views/products';
-import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendPage, seeOther } from './replies';
 
@@ -32,63 +31,61 @@ const ProductForm = z.object({
  * Products and their versions. Writes go through the same services as /api/products; uploads go
  * from the browser straight to POST /api/products/{id}/versions (streamed, with a progress bar).
  */
-export function productPageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  return async (app) => {
-    app.get('/products', { config: pageConfig, schema: { hide: true } }, async (request, reply) => {
-      const products = await listProducts(deps.orm.em.fork(), principalOf(request).orgId);
-      return sendPage(reply, productsPage(pageContextOf(request), products));
-    });
+export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get('/products', { config: pageConfig, schema: { hide: true } }, async (request, reply) => {
+    const products = await listProducts(request.em, principalOf(request).orgId);
+    return sendPage(reply, productsPage(pageContextOf(request), products));
+  });
 
-    app.post('/products', {
-      config: formConfig, preValidation: formBodyOnly, schema: { hide: true, body: ProductForm },
-    }, async (request, reply) => {
-      const { name, slug, description, skus } = request.body;
-      const created = await createProduct(deps.orm.em.fork(), principalOf(request).orgId, {
-        name, slug, description, skus: skuList(skus),
-      });
-      return seeOther(request, reply, `/products/${created.id}?done=created`);
+  app.post('/products', {
+    config: formConfig, preValidation: formBodyOnly, schema: { hide: true, body: ProductForm },
+  }, async (request, reply) => {
+    const { name, slug, description, skus } = request.body;
+    const created = await createProduct(request.em, principalOf(request).orgId, {
+      name, slug, description, skus: skuList(skus),
     });
+    return seeOther(request, reply, `/products/${created.id}?done=created`);
+  });
 
-    app.get('/products/:productId', {
-      config: pageConfig,
-      schema: { hide: true, params: Params, querystring: z.object({ done: z.string().max(20).optional() }) },
-    }, async (request, reply) => {
-      const em = deps.orm.em.fork();
-      const { orgId } = principalOf(request);
-      const listing = await getProduct(em, orgId, request.params.productId);
-      const versions = await listVersions(em, orgId, listing.product.id);
-      return sendPage(reply, productPage(pageContextOf(request), listing, versions, request.query.done));
-    });
+  app.get('/products/:productId', {
+    config: pageConfig,
+    schema: { hide: true, params: Params, querystring: z.object({ done: z.string().max(20).optional() }) },
+  }, async (request, reply) => {
+    const em = request.em;
+    const { orgId } = principalOf(request);
+    const listing = await getProduct(em, orgId, request.params.productId);
+    const versions = await listVersions(em, orgId, listing.product.id);
+    return sendPage(reply, productPage(pageContextOf(request), listing, versions, request.query.done));
+  });
 
-    app.post('/products/:productId', {
-      config: formConfig, preValidation: formBodyOnly, schema: { hide: true, params: Params, body: ProductForm },
-    }, async (request, reply) => {
-      const { name, slug, description, skus } = request.body;
-      const product = await updateProduct(deps.orm.em.fork(), principalOf(request).orgId, request.params.productId, {
-        name, slug, description, skus: skuList(skus),
-      });
-      return seeOther(request, reply, `/products/${product.id}?done=saved`);
+  app.post('/products/:productId', {
+    config: formConfig, preValidation: formBodyOnly, schema: { hide: true, params: Params, body: ProductForm },
+  }, async (request, reply) => {
+    const { name, slug, description, skus } = request.body;
+    const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, {
+      name, slug, description, skus: skuList(skus),
     });
+    return seeOther(request, reply, `/products/${product.id}?done=saved`);
+  });
 
-    app.post('/products/:productId/status', {
-      config: formConfig,
-      preValidation: formBodyOnly,
-      schema: { hide: true, params: Params, body: z.object({ ...csrf, status: z.enum(PRODUCT_STATUSES) }) },
-    }, async (request, reply) => {
-      const { status } = request.body;
-      const product = await updateProduct(deps.orm.em.fork(), principalOf(request).orgId, request.params.productId, { status });
-      return seeOther(request, reply, `/products/${product.id}?done=${status}`);
-    });
+  app.post('/products/:productId/status', {
+    config: formConfig,
+    preValidation: formBodyOnly,
+    schema: { hide: true, params: Params, body: z.object({ ...csrf, status: z.enum(PRODUCT_STATUSES) }) },
+  }, async (request, reply) => {
+    const { status } = request.body;
+    const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, { status });
+    return seeOther(request, reply, `/products/${product.id}?done=${status}`);
+  });
 
-    app.post('/products/:productId/active-version', {
-      config: formConfig,
-      preValidation: formBodyOnly,
-      schema: { hide: true, params: Params, body: z.object({ ...csrf, versionId: z.string().max(100) }) },
-    }, async (request, reply) => {
-      const product = await updateProduct(deps.orm.em.fork(), principalOf(request).orgId, request.params.productId, {
-        activeVersionId: request.body.versionId,
-      });
-      return seeOther(request, reply, `/products/${product.id}?done=activated`);
+  app.post('/products/:productId/active-version', {
+    config: formConfig,
+    preValidation: formBodyOnly,
+    schema: { hide: true, params: Params, body: z.object({ ...csrf, versionId: z.string().max(100) }) },
+  }, async (request, reply) => {
+    const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, {
+      activeVersionId: request.body.versionId,
     });
-  };
-}
+    return seeOther(request, reply, `/products/${product.id}?done=activated`);
+  });
+};

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFoundError } from '../../../domain/errors';
-import { isUuid } from '../../../domain/uuid';
 import { findCustomers } from '../../../services/customer-lookup';
-import { searchCustomers, searchPurchases } from '../../../services/dashboard-lists';
+import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-rows';
+import { searchCustomers } from '../../../services/customer-search';
 import { listProducts } from '../../../services/products';
 import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
@@ -32,7 +32,7 @@ const Search = z.object({ q: z.string().max(320).default('') });
 export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/purchases', { config: pageConfig, schema: { hide: true, querystring: Search } }, async (request, reply) => {
-      const em = deps.orm.em.fork();
+      const em = request.em;
       const { orgId } = principalOf(request);
       const q = request.query.q.trim();
       const [rows, unmatched, products, customers] = await Promise.all([
@@ -53,21 +53,16 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const { orgId } = principalOf(request);
       const { purchaseId } = request.params;
-      const rows = isUuid(purchaseId)
-        ? await deps.orm.em.fork().execute<Array<{ email: string }>>(
-            'select c.email from purchase p join customer c on c.id = p.customer_id where p.id = ? and p.organisation_id = ?',
-            [purchaseId, orgId],
-          )
-        : [];
-      if (!rows[0]) throw new NotFoundError('purchase not found');
+      const email = await purchaseEmail(request.em, orgId, purchaseId);
+      if (email === null) throw new NotFoundError('purchase not found');
       // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own address.
       await requestFreshLinks(deps, { purchaseId }, orgId);
-      return sendFragment(reply, notice(`A fresh link is on its way to ${rows[0].email}.`));
+      return sendFragment(reply, notice(`A fresh link is on its way to ${email}.`));
     });
 
     app.get('/customers', { config: pageConfig, schema: { hide: true, querystring: Search } }, async (request, reply) => {
       const q = request.query.q.trim();
-      const rows = await searchCustomers(deps.orm.em.fork(), principalOf(request).orgId, q, LIST_LIMIT);
+      const rows = await searchCustomers(request.em, principalOf(request).orgId, q, LIST_LIMIT);
       return sendPage(reply, customersPage(pageContextOf(request), rows, q, LIST_LIMIT));
     });
   };

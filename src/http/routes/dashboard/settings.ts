@@ -32,7 +32,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.get('/settings', { config: member, schema: { hide: true } }, async (_request, reply) => reply.redirect('/settings/api-key', 303));
 
     app.get('/settings/api-key', { config: member, schema: { hide: true } }, async (request, reply) => {
-      const info = await apiKeyInfo(deps.orm.em.fork(), principalOf(request).userId);
+      const info = await apiKeyInfo(request.em, principalOf(request).userId);
       return sendPage(reply, apiKeyPage(pageContextOf(request), info));
     });
 
@@ -52,20 +52,20 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const { current, password, confirm } = request.body;
       if (password !== confirm) throw new ValidationError('the two new passwords differ');
       const userId = principalOf(request).userId;
-      const hash = await changePassword(deps.orm.em.fork(), userId, current, password);
+      const hash = await changePassword(request.em, userId, current, password);
       // Every session made with the old password is over; this one continues as a new session.
       app.sessions.start(reply, userId, hash);
       return seeOther(request, reply, '/settings/password?changed=1');
     });
 
     app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {
-      const integrations = await listIntegrations(deps.orm.em.fork(), principalOf(request).orgId, deps.config.baseUrl);
+      const integrations = await listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl);
       return sendPage(reply, integrationsPage(pageContextOf(request), integrations));
     });
 
     app.get('/settings/team', { config: admin, schema: { hide: true } }, async (request, reply) => {
       const actor = principalOf(request);
-      const team = await listTeam(deps.orm.em.fork(), actor.orgId);
+      const team = await listTeam(request.em, actor.orgId);
       const rows = team.map((m) => ({ ...m, settable: mayChangeRoleOf(actor, m) ? grantableRoles(actor.role) : [] }));
       return sendPage(reply, teamPage(pageContextOf(request), rows, grantableRoles(actor.role)));
     });
@@ -88,7 +88,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const { email, name, role, password } = request.body;
       if (!grantableRoles(actor.role).includes(role)) throw new ValidationError(`your role may not add a ${role}`);
       // The new user's API key is not shown here: it is theirs, to refresh on their own API Key page.
-      await addUser(deps.orm.em.fork(), actor.orgId, { email, name, role, password });
+      await addUser(request.em, actor.orgId, { email, name, role, password });
       reply.header('hx-refresh', 'true');
       return sendFragment(reply, notice(`${email} was added as ${role}.`));
     });
@@ -99,7 +99,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: { hide: true, params: z.object({ userId: z.string() }), body: z.object({ ...csrf, role: z.enum(ROLES) }) },
     }, async (request, reply) => {
       const actor = principalOf(request);
-      await setRole(deps.orm.em.fork(), actor.orgId, actor, request.params.userId, request.body.role);
+      await setRole(request.em, actor.orgId, actor, request.params.userId, request.body.role);
       return sendFragment(reply, notice(`Role set to ${request.body.role}.`));
     });
 

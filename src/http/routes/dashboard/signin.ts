@@ -3,11 +3,13 @@ import { z } from 'zod';
 import { ForbiddenError } from '../../../domain/errors';
 import { hashPassword, randomSecret, sha256Hex, verifyPassword } from '../../../security/secrets';
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
+import { signInAccount } from '../../../services/users';
 import { formBodyOnly } from '../../form-body';
 import { CSRF_FIELD } from '../../plugins/session';
 import { signinPage } from '../../views/signin';
 import type { AppDeps } from '../../app';
 import { safeNext } from './guard';
+import { normaliseEmail } from '../../../domain/email';
 
 /** Sign-in attempts per account and per client address, per window (ASVS 6.3.1). */
 export const SIGNIN_LIMITS = { perEmail: 10, perIp: 100, windowMs: 15 * 60_000 } as const;
@@ -43,7 +45,7 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: { hide: true, body: SigninForm },
     }, async (request, reply) => {
       const { email: typed, password } = request.body;
-      const email = typed.toLowerCase();
+      const email = normaliseEmail(typed);
       const next = safeNext(request.body.next);
       const again = (status: number, error: string) => reply
         .code(status)
@@ -53,7 +55,7 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       if (!app.sessions.signinTokenMatches(request, request.body[CSRF_FIELD])) {
         return again(403, 'The sign-in form had expired. Please try again.');
       }
-      const em = deps.orm.em.fork();
+      const em = request.em;
       const now = deps.clock();
       // Every attempt counts, before the password is even looked at (scrypt is costly); a
       // successful sign-in clears its account's count, so only failures in a row lock it.
@@ -69,14 +71,11 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         return again(429, `Too many sign-in attempts. Please wait ${minutes} minute${minutes === 1 ? '' : 's'} and try again.`);
       }
 
-      const rows = await em.execute<Array<{ id: string; password_hash: string }>>(
-        'select id, password_hash from app_user where email = ?', [email],
-      );
-      const user = rows[0];
-      const ok = await verifyPassword(password, user?.password_hash ?? await hashForUnknown());
+      const user = await signInAccount(em, email);
+      const ok = await verifyPassword(password, user?.passwordHash ?? await hashForUnknown());
       if (!user || !ok || !email) return again(401, WRONG);
       await clearRateLimit(em, emailKey);
-      app.sessions.start(reply, user.id, user.password_hash);
+      app.sessions.start(reply, user.id, user.passwordHash);
       return reply.redirect(next, 303);
     });
 

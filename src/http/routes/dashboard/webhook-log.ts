@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { PLATFORMS } from '../../../domain/platforms';
 import { DELIVERY_STATUSES } from '../../../domain/statuses';
 import { findCustomers } from '../../../services/customer-lookup';
-import { recordedOrderLines, type OrderLineKey } from '../../../services/dashboard-lists';
+import { recordedOrderLines, type OrderLineKey } from '../../../purchases/purchase-rows';
 import { listProducts } from '../../../services/products';
 import { listDeliveries } from '../../../services/webhook-log';
 import { principalOf } from '../../plugins/principal';
@@ -38,7 +38,7 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         }),
       },
     }, async (request, reply) => {
-      const em = deps.orm.em.fork();
+      const em = request.em;
       const { orgId } = principalOf(request);
       const { status, platform, after } = request.query;
       const [entries, products, customers, backlog] = await Promise.all([
