@@ -5,7 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
-import { DEV_SERVER_THROUGHPUT_ARGS } from '../../src/dev/temporal-dev-server';
+import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
 import { startHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness';
 
@@ -28,7 +28,7 @@ export async function startBenchWorld(options: HarnessOptions = {}): Promise<Ben
 
   const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
   const temporal = await TestWorkflowEnvironment.createLocal({
-    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_THROUGHPUT_ARGS] },
+    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
   });
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));
   try {

@@ -43,12 +43,23 @@ type DevServerConfig = Pick<Config, 'dataDir'> & { temporal: Pick<Config['tempor
  *   workflow task, saving a round trip through the matching service;
  * - SQLite in WAL mode lets readers go on while the single writer commits.
  */
+/**
+ * The service's search attributes, defined when the server starts: registering them afterwards
+ * leaves them unknown to starts until the server's cache refreshes (up to a minute with the cache
+ * refresh on read turned off below), and a sale in that minute would be refused.
+ */
+export const DEV_SERVER_SEARCH_ATTRIBUTE_ARGS: readonly string[] = Object.entries(SEARCH_ATTRIBUTES)
+  .flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
+
 export const DEV_SERVER_THROUGHPUT_ARGS: readonly string[] = [
   '--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false',
   '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
   '--sqlite-pragma', 'journal_mode=wal',
   '--sqlite-pragma', 'synchronous=2',
 ];
+
+/** What every dev server of ours is started with: the throughput settings and the search attributes. */
+export const DEV_SERVER_ARGS: readonly string[] = [...DEV_SERVER_THROUGHPUT_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS];
 
 /**
  * The `temporal server start-dev` arguments (Temporal CLI v1.5.x syntax); `tuning` replaces the
@@ -67,8 +78,8 @@ export function devServerArgs(
     '--namespace', opts.namespace,
     '--log-level', 'warn',
     ...tuning,
+    ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
   ];
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   return args;
 }
 
@@ -255,8 +266,7 @@ async function startWithSdkDownload(
         namespace: opts.namespace,
         log: { format: 'pretty', level: 'warn' },
         extraArgs: [
-          ...DEV_SERVER_THROUGHPUT_ARGS,
-          ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+          ...DEV_SERVER_ARGS,
         ],
       },
     });

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
 import { silentLogger } from '../../src/dev/logger';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
-import { DEV_SERVER_THROUGHPUT_ARGS } from '../../src/dev/temporal-dev-server';
+import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 // Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
 // jest's test contexts cannot share.
 import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
@@ -48,7 +48,7 @@ export default async function globalSetup(): Promise<void> {
 
   const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_THROUGHPUT_ARGS] },
+    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
   });
   started.push(() => env.teardown());
   process.env.TEST_TEMPORAL_ADDRESS = env.address;
