@@ -2,26 +2,29 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Customer, Product } from '../db/entities';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
+import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors';
 import type { FulfilmentRequest } from '../domain/fulfilment';
 import { normaliseAmount, normaliseCurrency } from '../domain/money';
 import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
 import { isUuid } from '../domain/uuid';
 
-const optionalField = z.string().trim().optional().transform((v) => (v ? v : undefined));
+/** An optional text field; blank is absent. */
+const optionalField = (max: number) => boundedText(max).trim().optional().transform((v) => (v ? v : undefined));
+const requiredField = (max: number, message: string) => boundedText(max).trim().min(1, message);
 
 /** The form fields of POST /api/purchases (spec: Purchase-creation input fields). */
 export const PurchaseFormSchema = z.object({
-  customerId: z.string().trim().min(1, 'customerId is required ("new" or an existing customer id)'),
-  'newCustomer.name': optionalField,
-  'newCustomer.email': optionalField,
-  productId: z.string().trim().min(1, 'productId is required'),
-  amount: z.string().trim().min(1, 'amount is required'),
-  currency: z.string().trim().min(1, 'currency is required'),
-  paymentMethod: optionalField.describe('defaults to "custom"'),
+  customerId: requiredField(FIELD_LIMITS.id, 'customerId is required ("new" or an existing customer id)'),
+  'newCustomer.name': optionalField(FIELD_LIMITS.name),
+  'newCustomer.email': optionalField(FIELD_LIMITS.email),
+  productId: requiredField(FIELD_LIMITS.id, 'productId is required'),
+  amount: requiredField(FIELD_LIMITS.amount, 'amount is required'),
+  currency: requiredField(FIELD_LIMITS.currency, 'currency is required'),
+  paymentMethod: optionalField(FIELD_LIMITS.paymentMethod).describe('defaults to "custom"'),
   sendEmail: z.enum(['true', 'false']).optional().describe('"true" emails the download link'),
   source: z.enum(PLATFORMS).optional().describe('record a platform order by hand, with externalOrderId'),
-  externalOrderId: optionalField,
+  externalOrderId: optionalField(FIELD_LIMITS.orderId),
 });
 export type PurchaseForm = z.infer<typeof PurchaseFormSchema>;
 

@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors'
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
 import type { PlatformAdapter } from '../webhooks/adapter';
 import { ADAPTERS, adapters, webhookPath } from '../webhooks/registry';
+import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 
 /** What Settings, Integrations shows of one platform: never a secret. */
 export const IntegrationJsonSchema = z.object({
@@ -23,9 +24,9 @@ const SHARED_ROUTE_PLATFORMS = platformsWhere((a) => a.routing.kind === 'shared'
 
 /** PUT body: the adapter's secret field (`secret` accepted for `privateKey` too); shared routes also `accountId`. */
 export const IntegrationInputSchema = z.object({
-  secret: z.string().optional().describe(`the signing or shared secret (every platform but ${PRIVATE_KEY_PLATFORMS})`),
-  privateKey: z.string().optional().describe(`${PRIVATE_KEY_PLATFORMS}: the notification private key`),
-  accountId: z.string().optional().describe(`${SHARED_ROUTE_PLATFORMS}: the account id its events carry; absent: unchanged, empty: removed`),
+  secret: boundedText(FIELD_LIMITS.secret).optional().describe(`the signing or shared secret (every platform but ${PRIVATE_KEY_PLATFORMS})`),
+  privateKey: boundedText(FIELD_LIMITS.secret).optional().describe(`${PRIVATE_KEY_PLATFORMS}: the notification private key`),
+  accountId: boundedText(FIELD_LIMITS.accountId).optional().describe(`${SHARED_ROUTE_PLATFORMS}: the account id its events carry; absent: unchanged, empty: removed`),
 });
 export type IntegrationInput = z.infer<typeof IntegrationInputSchema>;
 

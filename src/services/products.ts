@@ -7,6 +7,7 @@ import { normaliseSku } from '../domain/ids';
 import { normaliseSlug } from '../domain/slug';
 import { PRODUCT_STATUSES, VERSION_STATUSES } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
+import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes (spec "Resources" + decisions §3). Timestamps are ISO 8601 strings.
@@ -66,7 +67,7 @@ export const UpdateProductSchema = z.object({
   status: z.enum(PRODUCT_STATUSES).optional(),
   slug: z.string().max(200).optional().describe('normalised like on create'),
   skus: SkusInput.optional().describe('replaces the extra SKUs'),
-  activeVersionId: z.string().nullable().optional().describe('a ready version of this product; null clears it'),
+  activeVersionId: boundedText(FIELD_LIMITS.id).nullable().optional().describe('a ready version of this product; null clears it'),
 });
 export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
 

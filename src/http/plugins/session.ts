@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config';
 import { isUuid } from '../../domain/uuid';
 import { staffUser, type StaffUser } from '../../services/users';
+import { boundedText, FIELD_LIMITS } from '../../domain/field-limits';
 
 /** Sessions end this long after sign-in, whatever happens meanwhile. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
@@ -14,6 +15,9 @@ const SIGNIN_TTL_MS = 3_600_000;
 /** The form field and the header that carry the CSRF token. */
 export const CSRF_FIELD = '_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
+
+/** The CSRF field of a dashboard form's body schema. */
+export const CSRF_BODY_FIELD = { [CSRF_FIELD]: boundedText(FIELD_LIMITS.token).optional() };
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const isSafeMethod = (request: FastifyRequest): boolean => SAFE_METHODS.has(request.method);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { completeDownloadSession } from '../../services/downloads';
 import type { AppDeps } from '../app';
 import { requesterOf } from '../requester';
+import { boundedText, FIELD_LIMITS } from '../../domain/field-limits';
 
 /**
  * POST /webhooks/{orgId}/download-complete (decisions §4): called by the service's own downloader
@@ -18,8 +19,8 @@ export function downloadCompleteRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           + 'call for the same token is 200 and writes nothing. Unknown token, or another organisation\'s: 404.',
         tags: ['webhooks'],
         security: [],
-        params: z.object({ orgId: z.string() }),
-        body: z.object({ token: z.string().min(1, 'token is required').max(256) }),
+        params: z.object({ orgId: boundedText(FIELD_LIMITS.id) }),
+        body: z.object({ token: boundedText(FIELD_LIMITS.token).min(1, 'token is required') }),
         response: {
           200: z.object({ ok: z.literal(true) }),
           400: z.object({ error: z.string() }),

@@ -13,6 +13,7 @@ import type { WebhookRequest } from '../../webhooks/adapter';
 import { ADAPTERS } from '../../webhooks/registry';
 import type { AppDeps } from '../app';
 import { sendError } from '../plugins/error-handler';
+import { boundedText, FIELD_LIMITS } from '../../domain/field-limits';
 
 /** Order notifications are small; anything larger is refused with 413 before it is read. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -94,7 +95,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       } else {
         app.post(`/webhooks/:orgId/${platform}`, {
           bodyLimit: WEBHOOK_BODY_LIMIT,
-          schema: { ...schema, params: z.object({ orgId: z.string().describe('organisation id') }) },
+          schema: { ...schema, params: z.object({ orgId: boundedText(FIELD_LIMITS.id).describe('organisation id') }) },
         }, (request) => handle(request, { platform, orgId: request.params.orgId }));
       }
     }

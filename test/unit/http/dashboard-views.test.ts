@@ -28,7 +28,16 @@ describe('safeNext', () => {
     ['https://evil.example/', '/'],
     ['javascript:alert(1)', '/'],
     ['products', '/'],
-  ])('%s → %s', (next, expected) => expect(safeNext(next)).toBe(expected));
+    // A tab (sent as %09, decoded from the query) that browsers drop: //evil.example.
+    ['/\t/evil.example', '/'],
+    ['/\n/evil.example', '/'],
+    ['/\r\n//evil.example', '/'],
+    ['/%09/evil.example', '/%09/evil.example'],
+    ['/\u0000x', '/'],
+    ['/./..//evil.example', '/'],
+    ['/products#top', '/products#top'],
+    ['/settings/team?tab=1&x=%2F%2Fa', '/settings/team?tab=1&x=%2F%2Fa'],
+  ])('%j → %s', (next, expected) => expect(safeNext(next)).toBe(expected));
 });
 
 describe('the daily chart', () => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CustomerJsonSchema, findCustomers } from '../../../services/customer-lookup';
 import { principalOf } from '../../plugins/principal';
 import { pageQuery } from './paging';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 export const customerRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/api/customers', {
@@ -14,7 +15,7 @@ export const customerRoutes: FastifyPluginAsyncZod = async (app) => {
         + 'the next page starts `after` the id of the last customer of the previous one.',
       tags: ['customers'],
       querystring: z.object({
-        email: z.string().optional().describe('matched case-insensitively; blank: every customer'),
+        email: boundedText(FIELD_LIMITS.email).optional().describe('matched case-insensitively; blank: every customer'),
         ...pageQuery('customers', (limit) => limit.default(100)),
       }),
       response: { 200: z.array(CustomerJsonSchema) },

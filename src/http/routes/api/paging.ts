@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** Largest page a list endpoint answers at once. */
 export const MAX_PAGE_SIZE = 1000;
@@ -11,6 +12,6 @@ export const MAX_PAGE_SIZE = 1000;
 export function pageQuery<Limit extends z.ZodType>(what: string, limit: (schema: z.ZodCoercedNumber) => Limit) {
   return {
     limit: limit(z.coerce.number().int().min(1).max(MAX_PAGE_SIZE)).describe(`at most this many ${what} (1 to ${MAX_PAGE_SIZE})`),
-    after: z.string().optional().describe(`id of the last of the previous page's ${what}: the page starts after it`),
+    after: boundedText(FIELD_LIMITS.id).optional().describe(`id of the last of the previous page's ${what}: the page starts after it`),
   };
 }

@@ -6,10 +6,11 @@ import {
 } from '../../../services/products';
 import { fastJsonSerializerCompiler } from '../../json-serializer';
 import { principalOf } from '../../plugins/principal';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** The error contract of every JSON route: `{error}`. */
 export const ErrorSchema = z.object({ error: z.string() });
-export const ProductParamsSchema = z.object({ productId: z.string().describe('the product id (UUID)') });
+export const ProductParamsSchema = z.object({ productId: boundedText(FIELD_LIMITS.id).describe('the product id (UUID)') });
 
 /** Products of the caller's organisation (members read and write them). */
 export const productRoutes: FastifyPluginAsyncZod = async (app) => {

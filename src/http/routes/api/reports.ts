@@ -8,6 +8,7 @@ import { principalOf } from '../../plugins/principal';
 
 const day = (name: string) => z
   .string({ error: `${name} is required, a UTC day written YYYY-MM-DD` })
+  .max(10, `${name} must be a UTC day written YYYY-MM-DD`)
   .regex(/^\d{4}-\d{2}-\d{2}$/, `${name} must be a UTC day written YYYY-MM-DD`)
   .describe('UTC day, inclusive');
 

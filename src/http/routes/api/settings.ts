@@ -7,6 +7,7 @@ import {
 } from '../../../services/integration-settings';
 import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** Settings: the sales platforms' secrets (owner/admin) and each user's own API key (any role). */
 export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
@@ -28,7 +29,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           + '`{accountId}`, which another organisation must not have registered (409). Unknown platform: 404.',
         tags: ['settings'],
         // A string, not an enum: an unknown platform is a resource that does not exist (404), not bad input.
-        params: z.object({ platform: z.string().describe(PLATFORMS.join(', ')) }),
+        params: z.object({ platform: boundedText(FIELD_LIMITS.id).describe(PLATFORMS.join(', ')) }),
         body: IntegrationInputSchema,
         response: { 200: IntegrationJsonSchema },
       },

@@ -6,13 +6,14 @@ import { listVersions, uploadVersion, VersionSchema } from '../../../services/ve
 import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 import { ErrorSchema, ProductParamsSchema } from './products';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /**
  * Documents the multipart body for /openapi.json only: the parts are streamed by the handler, so
  * Fastify never sees a parsed body (it is null, hence nullish) and the handler checks each part.
  */
 const VersionUploadSchema = z.object({
-  version: z.string().describe('version label, e.g. "1.2.0"; unique per product'),
+  version: boundedText(FIELD_LIMITS.versionLabel).describe('version label, e.g. "1.2.0"; unique per product'),
   file: z.array(z.string().meta({ format: 'binary' })).describe('one or more files, each in a part named "file"'),
   activate: z.enum(['true', 'false']).optional().describe('"true" makes this the product\'s active version'),
 }).nullish();

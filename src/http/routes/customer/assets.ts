@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { publicDir } from '../../public-dir';
 import { noneMatchHits } from '../../byte-range';
 import { CUSTOMER_ASSETS_PREFIX } from '../../views/customer-pages';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** The customer pages' only assets, by name: nothing in the URL reaches the file system. */
 const ASSETS: Record<string, string> = {
@@ -32,7 +33,7 @@ export function customerAssetRoutes(): FastifyPluginAsyncZod {
   return async (app) => {
     const assets = loadAssets();
     app.get(`${CUSTOMER_ASSETS_PREFIX}/:name`, {
-      schema: { hide: true, params: z.object({ name: z.string() }) },
+      schema: { hide: true, params: z.object({ name: boundedText(FIELD_LIMITS.id) }) },
     }, async (request, reply) => {
       const asset = assets.get(request.params.name);
       if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');

@@ -8,6 +8,7 @@ import type { AppDeps } from '../../app';
 import { goneLinkPage } from './download-page';
 import { requesterOf } from '../../requester';
 import { sendPage } from './page-reply';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /**
  * `/d/{token}/files/{fileId}`: one file of the link's purchased version, streamed from storage with
@@ -27,7 +28,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           + 'with If-None-Match, If-Modified-Since and If-Range. Unknown link or file: 404; used or expired link: 410. '
           + 'A response that serves the last byte of the file is recorded as a completed transfer.',
         tags: ['customer pages'],
-        params: z.object({ token: z.string(), fileId: z.string() }),
+        params: z.object({ token: boundedText(FIELD_LIMITS.token), fileId: boundedText(FIELD_LIMITS.id) }),
       },
       handler: async (request, reply) => {
         const em = request.em;

@@ -7,8 +7,9 @@ import type { AppDeps } from '../../app';
 import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
 import { sendPage } from './page-reply';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
-const TokenParams = z.object({ token: z.string().describe('the download token of the link') });
+const TokenParams = z.object({ token: boundedText(FIELD_LIMITS.token).describe('the download token of the link') });
 const PAGE = z.string().describe('HTML page');
 
 /** The 410 page of a spent link (also answered by its file URLs). */

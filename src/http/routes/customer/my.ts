@@ -7,9 +7,8 @@ import type { AppDeps } from '../../app';
 import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
 import { sendPage } from './page-reply';
-import { isEmailAddress, normaliseEmail } from '../../../domain/email';
+import { isEmailAddress, MAX_EMAIL_LENGTH, normaliseEmail } from '../../../domain/email';
 
-const MAX_EMAIL_LENGTH = 320;
 
 /** The normalised `email` field of a POST /my (after body parsing), for the per-email limit. */
 export function emailOfMyRequest(request: FastifyRequest): string {
@@ -48,7 +47,7 @@ export function myRoutes(deps: AppDeps, limits: SelfServiceLimiters): FastifyPlu
       if (ipWait !== null) return sendTooManyRequests(reply, ipWait);
       const typed = request.body.email ?? '';
       const email = normaliseEmail(typed);
-      if (!isEmailAddress(email) || email.length > MAX_EMAIL_LENGTH) {
+      if (!isEmailAddress(email)) {
         return sendPage(reply, 400, myFormPage({ error: 'Please enter the email address you used when you bought.', email: typed.slice(0, MAX_EMAIL_LENGTH) }));
       }
       const emailWait = await firstExceeded(request, limits.perEmail);

@@ -11,9 +11,26 @@ declare module 'fastify' {
   }
 }
 
-/** Where to go after signing in: only a path of this site (no `//host`, no scheme). */
+const SITE = 'http://site.invalid';
+/** Control characters (browsers drop tabs and newlines from URLs) and backslashes (read as `/`). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
+const UNSAFE = /[\u0000-\u001f\u007f\\]/;
+
+/**
+ * Where to go after signing in: a path of this site only. Parsed with the WHATWG URL parser (as
+ * browsers parse it) against the site's origin; anything that leaves it, or that a browser would
+ * read differently (control characters, backslashes, a path normalised to `//host`), goes to `/`.
+ */
 export function safeNext(next: string | undefined): string {
-  return next && /^\/(?![/\\])/.test(next) ? next : '/';
+  if (!next || !next.startsWith('/') || UNSAFE.test(next)) return '/';
+  let url: URL;
+  try {
+    url = new URL(next, SITE);
+  } catch {
+    return '/';
+  }
+  const target = `${url.pathname}${url.search}${url.hash}`;
+  return url.origin === SITE && !target.startsWith('//') ? target : '/';
 }
 
 /** The viewer of a dashboard route (always set there by the guard). */

@@ -5,22 +5,22 @@ import { createProduct, getProduct, listProducts, updateProduct } from '../../..
 import { listVersions } from '../../../services/versions';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
-import { CSRF_FIELD } from '../../plugins/session';
+import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { productPage, productsPage } from '../../views/products';
 import { pageContextOf } from './guard';
 import { sendPage, seeOther } from './replies';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
 const formConfig = { dashboard: 'member', errorFormat: 'html-fragment' } as const;
-const csrf = { [CSRF_FIELD]: z.string().optional() };
-const Params = z.object({ productId: z.string() });
+const Params = z.object({ productId: boundedText(FIELD_LIMITS.id) });
 
 /** The SKU textarea: one per line or comma-separated; blanks ignored. */
 const skuList = (text: string | undefined): string[] =>
   (text ?? '').split(/[\n,]/).map((s) => s.trim()).filter((s) => s !== '');
 
 const ProductForm = z.object({
-  ...csrf,
+  ...CSRF_BODY_FIELD,
   name: z.string().max(500).optional(),
   slug: z.string().max(200).optional(),
   description: z.string().max(20_000).optional(),
@@ -71,7 +71,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/products/:productId/status', {
     config: formConfig,
     preValidation: formBodyOnly,
-    schema: { hide: true, params: Params, body: z.object({ ...csrf, status: z.enum(PRODUCT_STATUSES) }) },
+    schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, status: z.enum(PRODUCT_STATUSES) }) },
   }, async (request, reply) => {
     const { status } = request.body;
     const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, { status });
@@ -81,7 +81,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/products/:productId/active-version', {
     config: formConfig,
     preValidation: formBodyOnly,
-    schema: { hide: true, params: Params, body: z.object({ ...csrf, versionId: z.string().max(100) }) },
+    schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, versionId: z.string().max(100) }) },
   }, async (request, reply) => {
     const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, {
       activeVersionId: request.body.versionId,

@@ -9,13 +9,14 @@ import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
 import { requestFreshLinks } from '../customer/fresh-links';
 import { principalOf } from '../../plugins/principal';
-import { CSRF_FIELD } from '../../plugins/session';
+import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import { isLive } from '../../views/products';
 import { customersPage, purchasesPage } from '../../views/purchases';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage } from './replies';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** Rows per list page: the newest; search narrows them down. */
 const LIST_LIMIT = 200;
@@ -23,7 +24,7 @@ const LIST_LIMIT = 200;
 const CUSTOMER_CHOICES = 500;
 
 const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
-const Search = z.object({ q: z.string().max(320).default('') });
+const Search = z.object({ q: boundedText(FIELD_LIMITS.search).default('') });
 
 /**
  * Purchases (search, the unmatched-SKU counter, Create Manual Purchase, resend link) and Customers.
@@ -49,7 +50,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.post('/purchases/:purchaseId/resend', {
       config: { dashboard: 'member', errorFormat: 'html-fragment' },
       preValidation: formBodyOnly,
-      schema: { hide: true, params: z.object({ purchaseId: z.string() }), body: z.object({ [CSRF_FIELD]: z.string().optional() }) },
+      schema: { hide: true, params: z.object({ purchaseId: boundedText(FIELD_LIMITS.id) }), body: z.object(CSRF_BODY_FIELD) },
     }, async (request, reply) => {
       const { orgId } = principalOf(request);
       const { purchaseId } = request.params;

@@ -8,12 +8,13 @@ import { addUser } from '../../../services/organisations';
 import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, setRole } from '../../../services/team';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
-import { CSRF_FIELD } from '../../plugins/session';
+import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import { apiKeyPage, integrationsPage, mailboxPage, mailPage, passwordPage, teamPage } from '../../views/settings';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage, seeOther } from './replies';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 const member = { dashboard: 'member', errorFormat: 'page' } as const;
 const admin = { dashboard: 'admin', errorFormat: 'page' } as const;
@@ -21,7 +22,6 @@ const admin = { dashboard: 'admin', errorFormat: 'page' } as const;
 const memberForm = { dashboard: 'member', errorFormat: 'html-fragment' } as const;
 const adminForm = { dashboard: 'admin', errorFormat: 'html-fragment' } as const;
 
-const csrf = { [CSRF_FIELD]: z.string().optional() };
 
 /**
  * Settings: API Key and Password are every user's own; Integrations, Team and the Dev mailbox are
@@ -38,7 +38,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
     app.get('/settings/password', {
       config: member,
-      schema: { hide: true, querystring: z.object({ changed: z.string().optional() }) },
+      schema: { hide: true, querystring: z.object({ changed: boundedText(FIELD_LIMITS.id).optional() }) },
     }, async (request, reply) => sendPage(reply, passwordPage(pageContextOf(request), request.query.changed !== undefined)));
 
     app.post('/settings/password', {
@@ -46,7 +46,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       preValidation: formBodyOnly,
       schema: {
         hide: true,
-        body: z.object({ ...csrf, current: z.string().max(1024), password: z.string().max(1024), confirm: z.string().max(1024) }),
+        body: z.object({ ...CSRF_BODY_FIELD, current: boundedText(FIELD_LIMITS.password), password: boundedText(FIELD_LIMITS.password), confirm: boundedText(FIELD_LIMITS.password) }),
       },
     }, async (request, reply) => {
       const { current, password, confirm } = request.body;
@@ -76,11 +76,11 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: {
         hide: true,
         body: z.object({
-          ...csrf,
-          email: z.string().trim().max(320),
-          name: z.string().trim().max(200).optional(),
+          ...CSRF_BODY_FIELD,
+          email: boundedText(FIELD_LIMITS.email).trim(),
+          name: boundedText(FIELD_LIMITS.name).trim().optional(),
           role: z.enum(ROLES),
-          password: z.string().max(1024),
+          password: boundedText(FIELD_LIMITS.password),
         }),
       },
     }, async (request, reply) => {
@@ -96,7 +96,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.post('/settings/team/:userId/role', {
       config: adminForm,
       preValidation: formBodyOnly,
-      schema: { hide: true, params: z.object({ userId: z.string() }), body: z.object({ ...csrf, role: z.enum(ROLES) }) },
+      schema: { hide: true, params: z.object({ userId: boundedText(FIELD_LIMITS.id) }), body: z.object({ ...CSRF_BODY_FIELD, role: z.enum(ROLES) }) },
     }, async (request, reply) => {
       const actor = principalOf(request);
       await setRole(request.em, actor.orgId, actor, request.params.userId, request.body.role);

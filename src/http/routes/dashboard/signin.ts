@@ -5,11 +5,12 @@ import { hashPassword, randomSecret, sha256Hex, verifyPassword } from '../../../
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
 import { signInAccount } from '../../../services/users';
 import { formBodyOnly } from '../../form-body';
-import { CSRF_FIELD } from '../../plugins/session';
+import { CSRF_BODY_FIELD, CSRF_FIELD } from '../../plugins/session';
 import { signinPage } from '../../views/signin';
 import type { AppDeps } from '../../app';
 import { safeNext } from './guard';
 import { normaliseEmail } from '../../../domain/email';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** Sign-in attempts per account and per client address, per window (ASVS 6.3.1). */
 export const SIGNIN_LIMITS = { perEmail: 10, perIp: 100, windowMs: 15 * 60_000 } as const;
@@ -17,10 +18,10 @@ export const SIGNIN_LIMITS = { perEmail: 10, perIp: 100, windowMs: 15 * 60_000 }
 const WRONG = 'Email or password is incorrect.';
 
 const SigninForm = z.object({
-  email: z.string().trim().max(320).default(''),
-  password: z.string().max(1024).default(''),
+  email: boundedText(FIELD_LIMITS.email).trim().default(''),
+  password: boundedText(FIELD_LIMITS.password).default(''),
   next: z.string().max(2000).optional(),
-  [CSRF_FIELD]: z.string().optional(),
+  ...CSRF_BODY_FIELD,
 });
 
 export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
@@ -82,7 +83,7 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.post('/signout', {
       config: { errorFormat: 'page' },
       preValidation: formBodyOnly,
-      schema: { hide: true, body: z.object({ [CSRF_FIELD]: z.string().optional() }) },
+      schema: { hide: true, body: z.object(CSRF_BODY_FIELD) },
     }, async (request, reply) => {
       const session = await app.sessions.current(request);
       if (session && !app.sessions.csrfMatches(request, session)) {
