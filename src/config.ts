@@ -2,6 +2,24 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { DownloadLinkSettings } from './domain/download-links';
 
+/** The named ranges proxy-addr (under Fastify) knows. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUST_PROXY: unset → trust nobody; `10.0.0.1, 10.1.0.0/16, loopback` → those proxies. No hop
+ * count: Fastify 5 fails closed on one (a count cannot check who the immediate peer is).
+ */
+function trustProxyOf(value: string | undefined): false | string[] {
+  if (value === undefined || value === 'false') return false;
+  const proxies = value.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  for (const proxy of proxies) {
+    if (!PROXY_RANGE_NAMES.has(proxy) && !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(proxy)) {
+      throw new Error(`Invalid configuration: TRUST_PROXY: "${proxy}" is not an IP address, a CIDR range or one of ${[...PROXY_RANGE_NAMES].join(', ')}`);
+    }
+  }
+  return proxies;
+}
+
 /** `<n>s`, `<n>m` or `<n>h` → milliseconds (decisions §1). */
 export function parseDuration(text: string): number {
   const match = /^(\d+)([smh])$/.exec(text.trim());
@@ -40,6 +58,8 @@ const EnvSchema = z.object({
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
+  TRUST_PROXY: optionalText,
+  HOUSEKEEPING_INTERVAL: z.string().default('10m'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -79,6 +99,13 @@ export interface Config {
    * replayed from its history, which costs the engine a history read.
    */
   workerMaxCachedWorkflows: number;
+  /**
+   * Which proxies may tell the client's address in X-Forwarded-For (TRUST_PROXY): false, the
+   * default, trusts nobody; else the proxies' addresses and CIDR ranges (as Fastify takes them).
+   */
+  trustProxy: false | string[];
+  /** How often an API process deletes expired rows (rate-limit counters, replay records, sessions). */
+  housekeepingIntervalMs: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -96,7 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -127,6 +154,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    trustProxy: trustProxyOf(e.TRUST_PROXY),
+    housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch) });

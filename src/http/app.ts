@@ -9,6 +9,7 @@ import type { Orm } from '../db/orm';
 import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
+import { Housekeeping } from '../services/housekeeping';
 import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
@@ -62,7 +63,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
       serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]secret=)[^&]*/i, '$1[redacted]').replace(/^\/d\/[^/?#]+/, '/d/[token]') }) },
     },
-    trustProxy: true,
+    trustProxy: options.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Errors Fastify raises before routing (bad URL encoding, an over-long path parameter) keep the
     // error contract too, without echoing the path back.
@@ -76,8 +77,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     prepare: options.prepareTemporal,
     log: app.log,
   });
-  app.addHook('onReady', async () => dispatcher.start());
-  app.addHook('onClose', async () => dispatcher.stop());
+  const housekeeping = new Housekeeping({ orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs, log: app.log });
+  app.addHook('onReady', async () => {
+    dispatcher.start();
+    housekeeping.start();
+  });
+  app.addHook('onClose', async () => {
+    await housekeeping.stop();
+    await dispatcher.stop();
+  });
   const deps: AppDeps = { ...options, dispatcher };
 
   app.setValidatorCompiler(validatorCompiler);

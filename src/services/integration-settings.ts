@@ -15,6 +15,9 @@ export const IntegrationJsonSchema = z.object({
 });
 export type IntegrationJson = z.infer<typeof IntegrationJsonSchema>;
 
+/** The shortest integration secret accepted. */
+export const MIN_SECRET_LENGTH = 16;
+
 /** The platforms whose adapters say so, for messages and the OpenAPI text. */
 function platformsWhere(test: (adapter: PlatformAdapter) => boolean): string {
   return ADAPTERS.filter(test).map((a) => a.platform).join(', ');
@@ -66,9 +69,13 @@ export async function configureIntegration(
   if (!classic && input.privateKey !== undefined) throw new ValidationError(`privateKey applies to ${PRIVATE_KEY_PLATFORMS} only (send secret)`);
   if (adapter.routing.kind !== 'shared' && input.accountId !== undefined) throw new ValidationError(`accountId applies to ${SHARED_ROUTE_PLATFORMS} only`);
   const value = classic ? (input.privateKey ?? input.secret) : input.secret;
-  // Kept exactly as given (signatures are computed over it), but a blank one is a mistake.
+  // Kept exactly as given (signatures are computed over it), but a blank one is a mistake and a
+  // short one can be guessed (cart-e's is in the URL, compared as a password).
   if (value === undefined || value.trim() === '') {
     throw new ValidationError(`${adapter.secretField.field} is required`);
+  }
+  if (value.length < MIN_SECRET_LENGTH) {
+    throw new ValidationError(`${adapter.secretField.field} must be at least ${MIN_SECRET_LENGTH} characters: use the long random value the platform generates`);
   }
   const accountId = input.accountId === undefined ? undefined : input.accountId.trim() || null;
 

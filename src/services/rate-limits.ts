@@ -34,3 +34,16 @@ export async function hitRateLimit(
 export async function clearRateLimit(em: EntityManager, key: string): Promise<void> {
   await em.execute('delete from rate_limit_counter where key = ?', [key]);
 }
+
+/**
+ * Deletes counters whose window ended before `now` (they would restart at 1 anyway), at most
+ * `batch` at a time so that a large backlog never holds long locks. Returns how many went.
+ */
+export async function pruneRateLimits(em: EntityManager, now: Date, batch = 10_000): Promise<number> {
+  const result = await em.execute<{ affectedRows: number }>(
+    `delete from rate_limit_counter where key in (select key from rate_limit_counter where reset_at <= ? limit ?)`,
+    [now, batch],
+    'run',
+  );
+  return result.affectedRows;
+}

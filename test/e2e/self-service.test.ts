@@ -22,7 +22,8 @@ let course: SeededProduct;
 let toolkit: SeededProduct;
 
 beforeAll(async () => {
-  h = await startHarness({ clock });
+  // The tests stand for clients behind a reverse proxy on loopback: it tells each one's address.
+  h = await startHarness({ clock, env: { TRUST_PROXY: 'loopback' } });
   base = await listen(h);
   acme = await seedOrganisation(h, { name: 'Acme Books' });
   globex = await seedOrganisation(h, { name: 'Globex Software' });

@@ -58,17 +58,17 @@ describe('integrations', () => {
   });
 
   test('a second PUT replaces the secret (one row per organisation and platform)', async () => {
-    await put('plugin-b', { secret: 'first' });
-    expect((await put('plugin-b', { secret: 'second' })).statusCode).toBe(200);
+    await put('plugin-b', { secret: 'first-secret-value-1' });
+    expect((await put('plugin-b', { secret: 'second-secret-value-2' })).statusCode).toBe(200);
     const rows = await h.orm.em.fork().find(Integration, { organisation: org.orgId, platform: 'plugin-b' });
-    expect(rows.map((r) => r.secret)).toEqual(['second']);
+    expect(rows.map((r) => r.secret)).toEqual(['second-secret-value-2']);
   });
 
   test('reseller-d-classic takes privateKey (secret accepted as the same thing)', async () => {
-    expect((await put('reseller-d-classic', { privateKey: 'pk-1' })).statusCode).toBe(200);
-    expect(await stored(org.orgId, 'reseller-d-classic')).toMatchObject({ privateKey: 'pk-1', secret: null });
-    expect((await put('reseller-d-classic', { secret: 'pk-2' })).statusCode).toBe(200);
-    expect(await stored(org.orgId, 'reseller-d-classic')).toMatchObject({ privateKey: 'pk-2', secret: null });
+    expect((await put('reseller-d-classic', { privateKey: 'private-key-value-1' })).statusCode).toBe(200);
+    expect(await stored(org.orgId, 'reseller-d-classic')).toMatchObject({ privateKey: 'private-key-value-1', secret: null });
+    expect((await put('reseller-d-classic', { secret: 'private-key-value-2' })).statusCode).toBe(200);
+    expect(await stored(org.orgId, 'reseller-d-classic')).toMatchObject({ privateKey: 'private-key-value-2', secret: null });
     expect((await list()).json().find((i: { platform: string }) => i.platform === 'reseller-d-classic').configured).toBe(true);
   });
 
@@ -82,6 +82,8 @@ describe('integrations', () => {
     ['storefront-a', { secret: 's', accountId: 'acct_1' }, 400],
     ['reseller-d-classic', {}, 400],
     ['reseller-d-classic', { privateKey: '' }, 400],
+    ['cart-e', { secret: 'fifteen-chars-x' }, 400],
+    ['reseller-d-classic', { privateKey: 'short' }, 400],
     ['shopify', { secret: 's' }, 404],
     ['download-complete', { secret: 's' }, 404],
     ['STOREFRONT-A', { secret: 's' }, 404],
@@ -100,19 +102,19 @@ describe('integrations', () => {
   });
 
   test('a payments-c account id belongs to one organisation: another one gets 409', async () => {
-    expect((await put('payments-c', { secret: 'whsec_a', accountId: 'acct_shared' })).statusCode).toBe(200);
+    expect((await put('payments-c', { secret: 'whsec_a_0123456789abcdef', accountId: 'acct_shared' })).statusCode).toBe(200);
     expect((await stored(org.orgId, 'payments-c'))?.accountId).toBe('acct_shared');
-    const clash = await put('payments-c', { secret: 'whsec_b', accountId: 'acct_shared' }, other.apiKey);
+    const clash = await put('payments-c', { secret: 'whsec_b_0123456789abcdef', accountId: 'acct_shared' }, other.apiKey);
     expect(clash.statusCode).toBe(409);
     expect(clash.json()).toEqual({ error: expect.any(String) });
     expect(await stored(other.orgId, 'payments-c')).toBeNull();
     // The owner may set it again; without accountId it stays; an empty one removes it.
-    expect((await put('payments-c', { secret: 'whsec_a2', accountId: 'acct_shared' })).statusCode).toBe(200);
-    expect((await put('payments-c', { secret: 'whsec_a3' })).statusCode).toBe(200);
-    expect(await stored(org.orgId, 'payments-c')).toMatchObject({ secret: 'whsec_a3', accountId: 'acct_shared' });
-    expect((await put('payments-c', { secret: 'whsec_a3', accountId: '' })).statusCode).toBe(200);
+    expect((await put('payments-c', { secret: 'whsec_a2_0123456789abcdef', accountId: 'acct_shared' })).statusCode).toBe(200);
+    expect((await put('payments-c', { secret: 'whsec_a3_0123456789abcdef' })).statusCode).toBe(200);
+    expect(await stored(org.orgId, 'payments-c')).toMatchObject({ secret: 'whsec_a3_0123456789abcdef', accountId: 'acct_shared' });
+    expect((await put('payments-c', { secret: 'whsec_a3_0123456789abcdef', accountId: '' })).statusCode).toBe(200);
     expect((await stored(org.orgId, 'payments-c'))?.accountId).toBeNull();
-    expect((await put('payments-c', { secret: 'whsec_b', accountId: 'acct_shared' }, other.apiKey)).statusCode).toBe(200);
+    expect((await put('payments-c', { secret: 'whsec_b_0123456789abcdef', accountId: 'acct_shared' }, other.apiKey)).statusCode).toBe(200);
   });
 
   test('two organisations racing for one account id: exactly one wins', async () => {
@@ -121,8 +123,8 @@ describe('integrations', () => {
       const b = await seedOrganisation(h);
       const accountId = `acct_race_${round}`;
       const results = await Promise.all([
-        put('payments-c', { secret: 'a', accountId }, a.apiKey),
-        put('payments-c', { secret: 'b', accountId }, b.apiKey),
+        put('payments-c', { secret: 'secret-a-0123456789', accountId }, a.apiKey),
+        put('payments-c', { secret: 'secret-b-0123456789', accountId }, b.apiKey),
       ]);
       expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
       expect(await h.orm.em.fork().count(Integration, { accountId })).toBe(1);
@@ -131,7 +133,7 @@ describe('integrations', () => {
 
   test('an admin may configure too', async () => {
     const admin = await seedUser(h, org.orgId, 'admin');
-    expect((await put('reseller-d', { secret: 'rd' }, admin.apiKey)).statusCode).toBe(200);
+    expect((await put('reseller-d', { secret: 'reseller-d-secret-0123' }, admin.apiKey)).statusCode).toBe(200);
   });
 });
 

@@ -2,6 +2,9 @@
  * The findings of the independent security review (issue "Hardening"), one describe each: every
  * test here failed on the code before its fix.
  */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/http/app';
+import { Housekeeping } from '../../src/services/housekeeping';
 import { startHarness, type Harness } from '../helpers/harness';
 import { postSignin } from '../helpers/dashboard';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
@@ -78,5 +81,59 @@ describe('3. a hostile email cannot stall the API', () => {
       }
     }
     expect(uncapped).toEqual([]);
+  });
+});
+
+describe('2. X-Forwarded-For is believed only from configured proxies', () => {
+  const postMy = (app: FastifyInstance, i: number) => app.inject({
+    method: 'POST', url: '/my', remoteAddress: '198.51.100.7',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `203.0.113.${i}` },
+    payload: `email=${encodeURIComponent(`xff-${i}-${Date.now()}@example.com`)}`,
+  });
+
+  test('by default: 30 /my posts from one client with invented addresses, the 21st is 429', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 30; i += 1) statuses.push((await postMy(h.app, i)).statusCode);
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(200));
+    expect(statuses[20]).toBe(429);
+  });
+
+  test('with TRUST_PROXY naming the proxy, the address it forwards is the client', async () => {
+    const app = await buildApp({ config: { ...h.config, trustProxy: ['198.51.100.7'] }, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+    try {
+      await app.ready();
+      const statuses: number[] = [];
+      for (let i = 101; i <= 130; i += 1) statuses.push((await postMy(app, i)).statusCode);
+      expect(statuses).toEqual(Array(30).fill(200));
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('7. integration secrets of at least 16 characters', () => {
+  test.each(['cart-e', 'storefront-a'])('%s: a 15-character secret is a 400 that says why', async (platform) => {
+    const res = await h.app.inject({
+      method: 'PUT', url: `/api/settings/integrations/${platform}`,
+      headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/json' },
+      payload: { secret: 'x'.repeat(15) },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: expect.stringContaining('at least 16 characters') });
+  });
+});
+
+describe('13. old rate-limit counters are pruned', () => {
+  test('housekeeping deletes counters whose window has passed and keeps the running ones', async () => {
+    const em = h.orm.em.fork();
+    const now = new Date();
+    await em.execute(
+      `insert into rate_limit_counter (key, count, reset_at) values ('old:1', 3, ?), ('old:2', 1, ?), ('live:1', 2, ?)`,
+      [new Date(now.getTime() - 60_000), new Date(now.getTime() - 3_600_000), new Date(now.getTime() + 60_000)],
+    );
+    const housekeeping = new Housekeeping({ orm: h.orm, clock: () => now, intervalMs: 60_000, log: console });
+    expect((await housekeeping.runOnce()).rateLimitCounters).toBeGreaterThanOrEqual(2);
+    const keys = (await em.execute<Array<{ key: string }>>(`select key from rate_limit_counter where key like 'old:%' or key like 'live:%'`)).map((r) => r.key);
+    expect(keys).toEqual(['live:1']);
   });
 });

@@ -1,4 +1,4 @@
-import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
 
 /** Fixed-window counters shared by every API process (rate limits of /my and sign-in). */
 @Entity({ tableName: 'rate_limit_counter' })
@@ -9,6 +9,8 @@ export class RateLimitCounter {
   @Property({ type: 'integer' })
   count!: number;
 
+  /** Housekeeping deletes the counters whose window has passed. */
+  @Index()
   @Property({ type: 'timestamptz' })
   resetAt!: Date;
 }

@@ -33,7 +33,7 @@ export class WorkflowDispatch {
   @Property({ type: 'timestamptz' })
   dueAt!: Date;
 
-  @Property({ type: 'integer' })
+  @Property({ type: 'integer', default: 0 })
   attempts!: number;
 
   @Property({ type: 'text', nullable: true })

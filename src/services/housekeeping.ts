@@ -1,0 +1,35 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Orm } from '../db/orm';
+import { pruneRateLimits } from './rate-limits';
+
+/**
+ * Deletes rows that have served their purpose, in every API process every HOUSEKEEPING_INTERVAL
+ * (the deletes are idempotent, so processes need not agree on who does it): rate-limit counters
+ * whose window has passed.
+ */
+export class Housekeeping {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: { orm: Orm; clock: () => Date; intervalMs: number; log: Pick<FastifyBaseLogger, 'warn'> }) {}
+
+  /** One round; returns how many rows of each kind went. */
+  async runOnce(): Promise<{ rateLimitCounters: number }> {
+    const em = this.deps.orm.em.fork();
+    return { rateLimitCounters: await pruneRateLimits(em, this.deps.clock()) };
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.running = this.runOnce().catch((error: unknown) => this.deps.log.warn({ err: error }, 'housekeeping round failed; next round retries'));
+    }, this.deps.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
