@@ -11,6 +11,7 @@ interface ComposeService {
   environment?: Record<string, string | number> | string[];
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string };
+  ports?: string[];
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -34,6 +35,15 @@ describe('docker-compose.yml (production shape)', () => {
   // `merge: true` resolves the `<<: *app-env` merge keys the way docker compose does.
   const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as ComposeFile;
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+
+  it('publishes nothing unauthenticated beyond the host\'s loopback: only the API listens outside', () => {
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const port of service.ports ?? []) {
+        if (name === 'api') continue;
+        expect([name, port]).toEqual([name, expect.stringMatching(/^127\.0\.0\.1:/)]);
+      }
+    }
+  });
 
   it('has every service of the production shape', () => {
     for (const name of ['postgres', 'temporal', 'temporal-ui', 'mailpit', 'api', 'worker']) {
