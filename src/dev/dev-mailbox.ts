@@ -7,6 +7,8 @@ import type { Logger } from './logger';
 /** A message the dev mailbox received. `to` is the SMTP envelope: every accepted recipient, Bcc too. */
 export interface DevMail {
   id: string;
+  /** The Message-ID header as sent (`<…>`), or null: the service's sent-email log records it per organisation. */
+  messageId: string | null;
   from: string;
   to: string[];
   subject: string;
@@ -95,6 +97,7 @@ export async function startDevMailbox(log: Logger, options: DevMailboxOptions = 
         (parsed) => {
           const mail: DevMail = {
             id: randomUUID(),
+            messageId: parsed.messageId ?? null,
             from: addressText(parsed.from) || (session.envelope.mailFrom ? session.envelope.mailFrom.address : ''),
             to: session.envelope.rcptTo.map((r) => r.address),
             subject: parsed.subject ?? '',

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app';
 import { Housekeeping } from '../../src/services/housekeeping';
 import { startHarness, type Harness } from '../helpers/harness';
-import { postSignin } from '../helpers/dashboard';
+import { postSignin, signIn } from '../helpers/dashboard';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 
 let h: Harness;
@@ -135,5 +135,39 @@ describe('13. old rate-limit counters are pruned', () => {
     expect((await housekeeping.runOnce()).rateLimitCounters).toBeGreaterThanOrEqual(2);
     const keys = (await em.execute<Array<{ key: string }>>(`select key from rate_limit_counter where key like 'old:%' or key like 'live:%'`)).map((r) => r.key);
     expect(keys).toEqual(['live:1']);
+  });
+});
+
+describe('4. the dev mailbox shows an organisation only its own mail', () => {
+  test('another organisation\'s receipt is neither listed nor openable', async () => {
+    const other = await seedOrganisation(h);
+    const sent = async (orgId: string, to: string, subject: string) => {
+      const { messageId } = await h.mailer.send({ to: [to], subject, text: `${subject} http://delivery.test/d/secret-token`, html: `<p>${subject}</p>` });
+      await h.orm.em.fork().execute(
+        `insert into sent_email (id, organisation_id, kind, business_key, recipients, subject, status, message_id, created_at)
+         values (gen_random_uuid(), ?, 'receipt', ?, ?::jsonb, ?, 'sent', ?, now())`,
+        [orgId, `test:${messageId}`, JSON.stringify([to]), subject, messageId],
+      );
+      return (await h.mailbox.waitFor((m) => m.messageId === messageId)).id;
+    };
+    const ownId = await sent(org.orgId, 'mine@example.com', 'Your download: Mine');
+    const foreignId = await sent(other.orgId, 'theirs@example.com', 'Your download: Theirs');
+
+    const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(), devMailbox: h.mailbox });
+    try {
+      await app.ready();
+      const admin = await seedUser(h, org.orgId, 'admin');
+      const { cookie } = await signIn(app, admin.email);
+      const list = await app.inject({ method: 'GET', url: '/settings/mailbox', headers: { cookie } });
+      expect(list.statusCode).toBe(200);
+      expect(list.body).toContain('Your download: Mine');
+      expect(list.body).not.toContain('Your download: Theirs');
+      expect((await app.inject({ method: 'GET', url: `/settings/mailbox/${ownId}`, headers: { cookie } })).statusCode).toBe(200);
+      for (const url of [`/settings/mailbox/${foreignId}`, `/settings/mailbox/${foreignId}/html`]) {
+        expect((await app.inject({ method: 'GET', url, headers: { cookie } })).statusCode).toBe(404);
+      }
+    } finally {
+      await app.close();
+    }
   });
 });

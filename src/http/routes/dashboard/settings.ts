@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../../domain/errors';
@@ -5,6 +6,7 @@ import { ROLES } from '../../../domain/statuses';
 import { apiKeyInfo } from '../../../services/api-keys';
 import { listIntegrations } from '../../../services/integration-settings';
 import { addUser } from '../../../services/organisations';
+import { messageIdsOfOrganisation } from '../../../services/sent-emails';
 import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, setRole } from '../../../services/team';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
@@ -105,26 +107,33 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
     const mailbox = deps.devMailbox;
     if (mailbox) {
+      /** The mailbox as this organisation may see it: only the mail sent on its behalf. */
+      const ownMail = async (request: FastifyRequest) => {
+        const all = mailbox.messages();
+        const own = await messageIdsOfOrganisation(request.em, principalOf(request).orgId, all.flatMap((m) => (m.messageId ? [m.messageId] : [])));
+        return all.filter((m) => m.messageId !== null && own.has(m.messageId));
+      };
+      const ownMailById = async (request: FastifyRequest, id: string) => {
+        const mail = (await ownMail(request)).find((m) => m.id === id);
+        if (!mail) throw new NotFoundError('no such email in the mailbox');
+        return mail;
+      };
+
       app.get('/settings/mailbox', { config: admin, schema: { hide: true } }, async (request, reply) =>
-        sendPage(reply, mailboxPage(pageContextOf(request), mailbox.messages())));
+        sendPage(reply, mailboxPage(pageContextOf(request), await ownMail(request))));
 
       app.get('/settings/mailbox/:mailId', {
         config: admin,
-        schema: { hide: true, params: z.object({ mailId: z.string().max(100) }) },
-      }, async (request, reply) => {
-        const mail = mailbox.messages().find((m) => m.id === request.params.mailId);
-        if (!mail) throw new NotFoundError('no such email in the mailbox');
-        return sendPage(reply, mailPage(pageContextOf(request), mail));
-      });
+        schema: { hide: true, params: z.object({ mailId: boundedText(FIELD_LIMITS.id) }) },
+      }, async (request, reply) => sendPage(reply, mailPage(pageContextOf(request), await ownMailById(request, request.params.mailId))));
 
       // The HTML part as its own document, framed by the mail page: its inline styles are allowed
       // there and nothing else is (no scripts, no requests, a sandbox of its own).
       app.get('/settings/mailbox/:mailId/html', {
         config: admin,
-        schema: { hide: true, params: z.object({ mailId: z.string().max(100) }) },
+        schema: { hide: true, params: z.object({ mailId: boundedText(FIELD_LIMITS.id) }) },
       }, async (request, reply) => {
-        const mail = mailbox.messages().find((m) => m.id === request.params.mailId);
-        if (!mail) throw new NotFoundError('no such email in the mailbox');
+        const mail = await ownMailById(request, request.params.mailId);
         reply.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; sandbox");
         return sendPage(reply, mail.html);
       });
