@@ -26,11 +26,12 @@ export async function signinForm(app: FastifyInstance): Promise<{ jar: Record<st
   return { jar: cookiesOf(res), token };
 }
 
-export async function postSignin(app: FastifyInstance, email: string, password: string, extra: Record<string, string> = {}) {
+export async function postSignin(app: FastifyInstance, email: string, password: string, extra: Record<string, string> = {}, remoteAddress = '127.0.0.1') {
   const { jar, token } = await signinForm(app);
   return app.inject({
     method: 'POST',
     url: '/signin',
+    remoteAddress,
     headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ email, password, _csrf: token, ...extra }).toString(),
   });

@@ -10,10 +10,15 @@ import { signinPage } from '../../views/signin';
 import type { AppDeps } from '../../app';
 import { safeNext } from './guard';
 import { normaliseEmail } from '../../../domain/email';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
-/** Sign-in attempts per account and per client address, per window (ASVS 6.3.1). */
-export const SIGNIN_LIMITS = { perEmail: 10, perIp: 100, windowMs: 15 * 60_000 } as const;
+/**
+ * Sign-in attempts per account from one client address, and per client address, per window (ASVS
+ * 6.3.1). Per account *and* address, so nobody can lock a user out from elsewhere. Past a limit the
+ * answer is the usual "incorrect" after a delay: it tells a guesser nothing, and slows them down.
+ */
+export const SIGNIN_LIMITS = { perAccountAndIp: 10, perIp: 100, windowMs: 15 * 60_000, refusedDelayMs: 1_000 } as const;
 
 const WRONG = 'Email or password is incorrect.';
 
@@ -59,23 +64,21 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const em = request.em;
       const now = deps.clock();
       // Every attempt counts, before the password is even looked at (scrypt is costly); a
-      // successful sign-in clears its account's count, so only failures in a row lock it.
-      const emailKey = `signin:email:${sha256Hex(email)}`;
-      const [byIp, byEmail] = await Promise.all([
+      // successful sign-in clears its count, so only failures in a row lock that account there.
+      const accountKey = `signin:account-ip:${sha256Hex(email)}:${request.ip}`;
+      const [byIp, byAccount] = await Promise.all([
         hitRateLimit(em, `signin:ip:${request.ip}`, SIGNIN_LIMITS.perIp, SIGNIN_LIMITS.windowMs, now),
-        hitRateLimit(em, emailKey, SIGNIN_LIMITS.perEmail, SIGNIN_LIMITS.windowMs, now),
+        hitRateLimit(em, accountKey, SIGNIN_LIMITS.perAccountAndIp, SIGNIN_LIMITS.windowMs, now),
       ]);
-      if (!byIp.allowed || !byEmail.allowed) {
-        const until = new Date(Math.max(byIp.allowed ? 0 : byIp.resetAt.getTime(), byEmail.allowed ? 0 : byEmail.resetAt.getTime()));
-        const minutes = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
-        reply.header('retry-after', String(minutes * 60));
-        return again(429, `Too many sign-in attempts. Please wait ${minutes} minute${minutes === 1 ? '' : 's'} and try again.`);
+      if (!byIp.allowed || !byAccount.allowed) {
+        await sleep(SIGNIN_LIMITS.refusedDelayMs);
+        return again(401, WRONG);
       }
 
       const user = await signInAccount(em, email);
       const ok = await verifyPassword(password, user?.passwordHash ?? await hashForUnknown());
       if (!user || !ok || !email) return again(401, WRONG);
-      await clearRateLimit(em, emailKey);
+      await clearRateLimit(em, accountKey);
       app.sessions.start(reply, user.id, user.passwordHash);
       return reply.redirect(next, 303);
     });
