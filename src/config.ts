@@ -53,6 +53,8 @@ const EnvSchema = z.object({
   DOWNLOAD_LINK_TTL: z.string().default('48h'),
   SESSION_SECRET: optionalText,
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
+  MAX_UPLOAD_FILES: z.coerce.number().int().min(1).max(1000).default(20),
+  MAX_UPLOAD_REQUEST_BYTES: z.coerce.number().int().positive().default(10 * 1024 ** 3),
   DISPATCH_LOOPS: z.coerce.number().int().min(0).max(16).default(2),
   DISPATCH_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
@@ -89,6 +91,10 @@ export interface Config {
   /** Undefined: generated once and kept under dataDir. */
   sessionSecret?: string;
   maxUploadBytes: number;
+  /** Files in one upload request (MAX_UPLOAD_FILES). */
+  maxUploadFiles: number;
+  /** All files of one upload request together (MAX_UPLOAD_REQUEST_BYTES). */
+  maxUploadRequestBytes: number;
   /** The outbox dispatcher of each API process (loops 0: this process dispatches nothing). */
   dispatch: { loops: number; batchSize: number; pollIntervalMs: number };
   /** Webhook requests one process works on at once; more are answered 503 with Retry-After at once. */
@@ -151,6 +157,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
+    maxUploadFiles: e.MAX_UPLOAD_FILES,
+    maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
     dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,

@@ -111,7 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(formbody);
   await app.register(multipart, {
-    limits: { fileSize: deps.config.maxUploadBytes, files: 50, fields: 100, fieldSize: 64 * 1024 },
+    limits: { fileSize: deps.config.maxUploadBytes, files: deps.config.maxUploadFiles, fields: 100, fieldSize: 64 * 1024 },
   });
   await registerSession(app, { ...deps, secret: await sessionSecretOf(deps.config) });
   registerRequestEntityManager(app, deps.orm);

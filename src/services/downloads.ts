@@ -148,19 +148,51 @@ export async function findLinkFile(em: EntityManager, link: DownloadLink, fileId
   return row ? toFile(row) : null;
 }
 
-/** The ledger entry of one completed file transfer (what the downloads report lists). */
-export async function recordFileDownload(
+/**
+ * Records that bytes `start`..`end` (inclusive) of a file went out to a link, and writes the ledger
+ * entry of a completed transfer (what the downloads report lists) when the bytes served to that
+ * link for that file since its last completed transfer cover the whole file: repeating one range
+ * never counts twice, and a transfer resumed in pieces counts once. Returns whether it counted.
+ * One transaction; the coverage row's lock orders concurrent pieces of one transfer.
+ */
+export async function recordBytesServed(
   em: EntityManager,
   link: DownloadLink,
   file: DownloadFile,
+  range: { start: number; end: number },
   requester: Requester,
   now: Date,
-): Promise<void> {
-  await em.execute(
-    `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
-     values (gen_random_uuid(), ?, 'file_download', ?, ?, ?, ?, ?, ?, ?)`,
-    [link.orgId, link.purchaseId, link.tokenId, file.id, file.size, requester.ip, requester.userAgent, now],
+): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const [row] = await tx.execute<Array<{ complete: boolean }>>(
+      `insert into download_coverage (token_id, file_id, served, updated_at)
+       values (?, ?, int8multirange(int8range(?, ?)), ?)
+       on conflict (token_id, file_id) do update
+         set served = download_coverage.served + excluded.served, updated_at = excluded.updated_at
+       returning served @> int8range(0, ?) as complete`,
+      [link.tokenId, file.id, range.start, range.end + 1, now, file.size],
+    );
+    if (!row.complete) return false;
+    await tx.execute('delete from download_coverage where token_id = ? and file_id = ?', [link.tokenId, file.id]);
+    await tx.execute(
+      `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
+       values (gen_random_uuid(), ?, 'file_download', ?, ?, ?, ?, ?, ?, ?)`,
+      [link.orgId, link.purchaseId, link.tokenId, file.id, file.size, requester.ip, requester.userAgent, now],
+    );
+    return true;
+  });
+}
+
+/** Coverage untouched for this long belongs to a transfer nobody finished: housekeeping forgets it. */
+export const IDLE_COVERAGE_MS = 30 * 24 * 3_600_000;
+
+export async function pruneIdleCoverage(em: EntityManager, now: Date): Promise<number> {
+  const result = await em.execute<{ affectedRows: number }>(
+    'delete from download_coverage where updated_at < ?',
+    [new Date(now.getTime() - IDLE_COVERAGE_MS)],
+    'run',
   );
+  return result.affectedRows;
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm';
+import { pruneIdleCoverage } from './downloads';
 import { pruneRateLimits } from './rate-limits';
 
 /**
  * Deletes rows that have served their purpose, in every API process every HOUSEKEEPING_INTERVAL
  * (the deletes are idempotent, so processes need not agree on who does it): rate-limit counters
- * whose window has passed.
+ * whose window has passed, and download coverage nobody added to for 30 days.
  */
 export class Housekeeping {
   private timer: NodeJS.Timeout | undefined;
@@ -14,9 +15,10 @@ export class Housekeeping {
   constructor(private readonly deps: { orm: Orm; clock: () => Date; intervalMs: number; log: Pick<FastifyBaseLogger, 'warn'> }) {}
 
   /** One round; returns how many rows of each kind went. */
-  async runOnce(): Promise<{ rateLimitCounters: number }> {
+  async runOnce(): Promise<{ rateLimitCounters: number; idleCoverage: number }> {
     const em = this.deps.orm.em.fork();
-    return { rateLimitCounters: await pruneRateLimits(em, this.deps.clock()) };
+    const now = this.deps.clock();
+    return { rateLimitCounters: await pruneRateLimits(em, now), idleCoverage: await pruneIdleCoverage(em, now) };
   }
 
   start(): void {

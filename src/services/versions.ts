@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ProductVersion, VersionFile } from '../db/entities';
 import { ConflictError, PayloadTooLargeError, ValidationError } from '../domain/errors';
 import { VERSION_STATUSES } from '../domain/statuses';
-import type { FileStorage } from '../storage/file-storage';
+import { ObjectTooLargeError, type FileStorage } from '../storage/file-storage';
 import { findProduct } from './products';
 
 // ---------------------------------------------------------------------------------------------
@@ -67,6 +67,8 @@ export interface VersionUpload {
   parts: AsyncIterable<UploadPart>;
   /** Per file; a file past it answers 413 and leaves nothing behind. */
   maxFileBytes: number;
+  /** All files of the request together (MAX_UPLOAD_REQUEST_BYTES); past it, the same. */
+  maxRequestBytes: number;
 }
 
 interface StoredFile {
@@ -118,6 +120,7 @@ async function assertLabelFree(em: EntityManager, productId: string, label: stri
 export async function uploadVersion(em: EntityManager, storage: FileStorage, upload: VersionUpload): Promise<VersionJson> {
   const product = await findProduct(em, upload.orgId, upload.productId);
   const stored: StoredFile[] = [];
+  let received = 0;
   try {
     const fields: Record<string, string> = {};
     for await (const part of upload.parts) {
@@ -141,10 +144,20 @@ export async function uploadVersion(em: EntityManager, storage: FileStorage, upl
       // Recorded before the put so that a failure half-way still has it deleted.
       const entry: StoredFile = { id, storageKey, name, contentType: MIME_RE.test(part.mimetype) ? part.mimetype : 'application/octet-stream', size: 0, sha256: '' };
       stored.push(entry);
-      const { size, sha256 } = await storage.put(storageKey, part.file, upload.maxFileBytes);
+      const left = upload.maxRequestBytes - received;
+      let put: { size: number; sha256: string };
+      try {
+        put = await storage.put(storageKey, part.file, Math.min(upload.maxFileBytes, left));
+      } catch (error) {
+        if (error instanceof ObjectTooLargeError && left < upload.maxFileBytes) {
+          throw new PayloadTooLargeError(`the files of one upload exceed the limit of ${upload.maxRequestBytes} bytes together`);
+        }
+        throw error;
+      }
       // The multipart parser stops a file at its own fileSize limit and marks it truncated.
       if (part.file.truncated) throw new PayloadTooLargeError(`a file exceeds the upload limit of ${upload.maxFileBytes} bytes`);
-      Object.assign(entry, { size, sha256 });
+      received += put.size;
+      Object.assign(entry, put);
     }
 
     const label = versionLabelOf(fields.version);

@@ -285,6 +285,29 @@ describe('file downloads', () => {
     expect(entries).toHaveLength(1);
     expect(entries[0].bytes).toBe(big.length);
   });
+  test('repeating a range (the last byte, ten times) never counts; the bytes that complete the file count once', async () => {
+    const { token } = await freshToken();
+    const row = await tokenRow(token);
+    const last = `bytes=${big.length - 1}-`;
+    for (let i = 0; i < 10; i += 1) expect((await ranged(token, last)).res.status).toBe(206);
+    // Every piece is on record before the ledger is read: the coverage holds the last byte.
+    const served = () => h.orm.em.fork().execute<Array<{ served: string }>>(
+      'select served::text as served from download_coverage where token_id = ?', [row.id]);
+    await eventually(async () => ((await served())[0]?.served === `{[${big.length - 1},${big.length})}` ? true : undefined));
+    expect(await ledger('file_download', row.id)).toHaveLength(0);
+
+    expect((await ranged(token, `bytes=0-${big.length - 2}`)).res.status).toBe(206);
+    const entries = await eventually(async () => {
+      const found = await ledger('file_download', row.id);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(entries).toHaveLength(1);
+    // A new transfer starts from nothing: the repeated last byte alone does not count again.
+    expect(await served()).toEqual([]);
+    await ranged(token, last);
+    await eventually(async () => ((await served()).length === 1 ? true : undefined));
+    expect(await ledger('file_download', row.id)).toHaveLength(1);
+  });
 });
 
 describe('nothing outside the purchase is ever served', () => {

@@ -6,15 +6,20 @@ import { AUTH_FAILURES, seedCallers, type ApiCallers } from '../helpers/api-call
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct } from '../helpers/seed';
 
-/** Small, so that the 413 path is cheap to reach. */
+/** Small, so that the 413 paths are cheap to reach. */
 const MAX_UPLOAD_BYTES = 64 * 1024;
+const MAX_UPLOAD_REQUEST_BYTES = 100 * 1024;
+const MAX_UPLOAD_FILES = 4;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 let h: Harness;
 let c: ApiCallers;
 
 beforeAll(async () => {
-  h = await startHarness({ worker: false, env: { MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) } });
+  h = await startHarness({
+    worker: false,
+    env: { MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES), MAX_UPLOAD_REQUEST_BYTES: String(MAX_UPLOAD_REQUEST_BYTES), MAX_UPLOAD_FILES: String(MAX_UPLOAD_FILES) },
+  });
   c = await seedCallers(h);
 });
 afterAll(() => h?.close());
@@ -154,6 +159,26 @@ describe('POST /api/products/{productId}/versions', () => {
       const res = await upload(productId, [{ name: 'version', value: 'big' }, { name: 'file', filename: 'big.bin', bytes: bytesOf(MAX_UPLOAD_BYTES + 1, 6) }]);
       expect(res.statusCode).toBe(413);
       expect(res.json()).toEqual({ error: `a file exceeds the upload limit of ${MAX_UPLOAD_BYTES} bytes` });
+      await expectNothingLeft();
+    });
+
+    test('files each within MAX_UPLOAD_BYTES but past MAX_UPLOAD_REQUEST_BYTES together → 413, nothing kept', async () => {
+      const res = await upload(productId, [
+        { name: 'version', value: 'together' },
+        { name: 'file', filename: 'a.bin', bytes: bytesOf(60 * 1024, 1) },
+        { name: 'file', filename: 'b.bin', bytes: bytesOf(60 * 1024, 2) },
+      ]);
+      expect(res.statusCode).toBe(413);
+      expect(res.json()).toEqual({ error: `the files of one upload exceed the limit of ${MAX_UPLOAD_REQUEST_BYTES} bytes together` });
+      await expectNothingLeft();
+    });
+
+    test('more than MAX_UPLOAD_FILES files → 413, nothing kept', async () => {
+      const res = await upload(productId, [
+        { name: 'version', value: 'many' },
+        ...Array.from({ length: MAX_UPLOAD_FILES + 1 }, (_, i) => small(`f${i}.bin`)),
+      ]);
+      expect(res.statusCode).toBe(413);
       await expectNothingLeft();
     });
 

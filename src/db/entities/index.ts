@@ -1,5 +1,6 @@
 import { ActivityLogEntry } from './activity-log-entry.entity';
 import { Customer } from './customer.entity';
+import { DownloadCoverage } from './download-coverage.entity';
 import { DownloadToken } from './download-token.entity';
 import { Integration } from './integration.entity';
 import { Organisation } from './organisation.entity';
@@ -17,13 +18,13 @@ import { WebhookDelivery } from './webhook-delivery.entity';
 import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
-  ActivityLogEntry, Customer, DownloadToken, Integration, Organisation, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 };
 
 export const ENTITIES = [
-  ActivityLogEntry, Customer, DownloadToken, Integration, Organisation, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 ];

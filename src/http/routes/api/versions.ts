@@ -32,7 +32,7 @@ export function versionRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       preValidation: multipartOnly,
       schema: {
         summary: 'Upload a new version of a product',
-        description: `multipart/form-data; files are streamed to storage with their SHA-256 computed on the way. Each file may have at most ${deps.config.maxUploadBytes} bytes (MAX_UPLOAD_BYTES), else 413 and nothing is kept.`,
+        description: `multipart/form-data; files are streamed to storage with their SHA-256 computed on the way. Each file may have at most ${deps.config.maxUploadBytes} bytes (MAX_UPLOAD_BYTES), all together ${deps.config.maxUploadRequestBytes} (MAX_UPLOAD_REQUEST_BYTES), at most ${deps.config.maxUploadFiles} files (MAX_UPLOAD_FILES); else 413 and nothing is kept.`,
         tags: ['products'],
         consumes: ['multipart/form-data'],
         params: ProductParamsSchema,
@@ -48,6 +48,7 @@ export function versionRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         productId: request.params.productId,
         parts: request.parts(),
         maxFileBytes: deps.config.maxUploadBytes,
+        maxRequestBytes: deps.config.maxUploadRequestBytes,
       });
       return reply.code(201).send(version);
     });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { findDownloadLink, findLinkFile, recordFileDownload } from '../../../services/downloads';
+import { findDownloadLink, findLinkFile, recordBytesServed } from '../../../services/downloads';
 import { decideRange, ifRangeHolds, noneMatchHits, notModifiedSince, type RangeDecision } from '../../byte-range';
 import { attachmentDisposition } from '../../content-disposition';
 import { customerErrorPage, unknownLinkPage } from '../../views/customer-pages';
@@ -76,15 +76,14 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           .header('content-length', String(end - start + 1));
         if (request.method === 'HEAD') return reply.send();
 
-        if (end === file.size - 1) {
-          // The response that serves the last byte completes the transfer, however many ranges
-          // it took; 'finish' comes only when every byte went out (an aborted one just closes).
-          const requester = requesterOf(request);
-          reply.raw.once('finish', () => {
-            recordFileDownload(request.em, link, file, requester, deps.clock())
-              .catch((error: unknown) => request.log.error({ err: error }, 'could not record a completed download'));
-          });
-        }
+        // Every response that went out whole adds its bytes to the link's coverage of the file;
+        // the transfer counts once they cover the file ('finish' comes only when every byte went
+        // out: an aborted response just closes and adds nothing).
+        const requester = requesterOf(request);
+        reply.raw.once('finish', () => {
+          recordBytesServed(request.em, link, file, { start, end }, requester, deps.clock())
+            .catch((error: unknown) => request.log.error({ err: error }, 'could not record the bytes served'));
+        });
         return reply.send(file.size === 0 ? Buffer.alloc(0) : deps.storage.read(file.storageKey, { start, end }));
       },
     });
