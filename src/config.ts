@@ -62,6 +62,7 @@ const EnvSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
   TRUST_PROXY: optionalText,
   HOUSEKEEPING_INTERVAL: z.string().default('10m'),
+  SIGNATURE_REPLAY_WINDOW: z.string().default('720h'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -112,6 +113,8 @@ export interface Config {
   trustProxy: false | string[];
   /** How often an API process deletes expired rows (rate-limit counters, replay records, sessions). */
   housekeepingIntervalMs: number;
+  /** How long a body-less signature's signed value is remembered against replays (SIGNATURE_REPLAY_WINDOW, 30 days). */
+  signatureReplayWindowMs: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -129,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SIGNATURE_REPLAY_WINDOW') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -164,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
+    signatureReplayWindowMs: duration('SIGNATURE_REPLAY_WINDOW'),
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch) });

@@ -77,7 +77,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     prepare: options.prepareTemporal,
     log: app.log,
   });
-  const housekeeping = new Housekeeping({ orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs, log: app.log });
+  const housekeeping = new Housekeeping({
+    orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
+    replayWindowMs: options.config.signatureReplayWindowMs, log: app.log,
+  });
   app.addHook('onReady', async () => {
     dispatcher.start();
     housekeeping.start();

@@ -2,23 +2,31 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm';
 import { pruneIdleCoverage } from './downloads';
 import { pruneRateLimits } from './rate-limits';
+import { pruneSignedNonces } from './signature-nonces';
 
 /**
  * Deletes rows that have served their purpose, in every API process every HOUSEKEEPING_INTERVAL
  * (the deletes are idempotent, so processes need not agree on who does it): rate-limit counters
- * whose window has passed, and download coverage nobody added to for 30 days.
+ * whose window has passed, download coverage nobody added to for 30 days, and signed nonces older
+ * than the replay window.
  */
 export class Housekeeping {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: { orm: Orm; clock: () => Date; intervalMs: number; log: Pick<FastifyBaseLogger, 'warn'> }) {}
+  constructor(private readonly deps: {
+    orm: Orm; clock: () => Date; intervalMs: number; replayWindowMs: number; log: Pick<FastifyBaseLogger, 'warn'>;
+  }) {}
 
   /** One round; returns how many rows of each kind went. */
-  async runOnce(): Promise<{ rateLimitCounters: number; idleCoverage: number }> {
+  async runOnce(): Promise<{ rateLimitCounters: number; idleCoverage: number; signedNonces: number }> {
     const em = this.deps.orm.em.fork();
     const now = this.deps.clock();
-    return { rateLimitCounters: await pruneRateLimits(em, now), idleCoverage: await pruneIdleCoverage(em, now) };
+    return {
+      rateLimitCounters: await pruneRateLimits(em, now),
+      idleCoverage: await pruneIdleCoverage(em, now),
+      signedNonces: await pruneSignedNonces(em, now, this.deps.replayWindowMs),
+    };
   }
 
   start(): void {

@@ -30,6 +30,7 @@ import {
 import { adapters } from '../webhooks/registry';
 import { preparedRows } from '../db/sql';
 import { recordEntries, type NewEntry } from './delivery-log';
+import { claimSignedNonce } from './signature-nonces';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 
 export interface IntakeDeps {
@@ -263,7 +264,15 @@ export async function receiveDelivery(
 
   const matches = await matchSkus(em, org.orgId, orders);
   const plan = planDeliveries(org, target.platform, orders, matches, now);
-  await recordEntries(em, org.orgId, plan.entries, plan.dispatches, now);
+  const nonce = adapter.signedNonce?.(request);
+  if (nonce === undefined) {
+    await recordEntries(em, org.orgId, plan.entries, plan.dispatches, now);
+  } else {
+    await em.transactional(async (tx) => {
+      await claimSignedNonce(tx, { orgId: org.orgId, platform: target.platform, nonce }, request.rawBody, now);
+      await recordEntries(tx, org.orgId, plan.entries, plan.dispatches, now);
+    });
+  }
   if (plan.dispatches.length > 0) deps.onRecorded();
   return plan.entries.map((e) => e.id);
 }

@@ -94,6 +94,13 @@ export interface PlatformAdapter<P extends Platform = Platform> {
   verify(request: WebhookRequest, secrets: IntegrationSecrets, now: Date): boolean;
   parse(request: WebhookRequest): ParseResult;
   /**
+   * For a signature that does not cover the body (reseller-d-classic: md5 of its security data and
+   * the key): the signed value that makes it unique. The service remembers it with a hash of the
+   * body it came with, so the same signature with another body is refused as a replay. Absent for
+   * platforms whose signature covers the body.
+   */
+  signedNonce?(request: WebhookRequest): string | undefined;
+  /**
    * A request the platform sends unsigned that must be answered 200 and recorded nowhere
    * (plugin-b's activation ping). Absent for platforms without one.
    */

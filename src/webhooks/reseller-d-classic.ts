@@ -41,6 +41,8 @@ export const resellerDClassic: PlatformAdapter<'reseller-d-classic'> = {
   routing: { kind: 'per-organisation' },
   setupNote: null,
 
+  signedNonce: (request) => securityPair(request)?.data,
+
   verify(request, secrets) {
     const key = configured(secrets.privateKey) ?? configured(secrets.secret);
     if (key === undefined) return false;

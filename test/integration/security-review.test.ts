@@ -8,6 +8,7 @@ import { Housekeeping } from '../../src/services/housekeeping';
 import { startHarness, type Harness } from '../helpers/harness';
 import { postSignin, signIn } from '../helpers/dashboard';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
+import { orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
 
 let h: Harness;
 let org: { orgId: string; apiKey: string };
@@ -131,7 +132,7 @@ describe('13. old rate-limit counters are pruned', () => {
       `insert into rate_limit_counter (key, count, reset_at) values ('old:1', 3, ?), ('old:2', 1, ?), ('live:1', 2, ?)`,
       [new Date(now.getTime() - 60_000), new Date(now.getTime() - 3_600_000), new Date(now.getTime() + 60_000)],
     );
-    const housekeeping = new Housekeeping({ orm: h.orm, clock: () => now, intervalMs: 60_000, log: console });
+    const housekeeping = new Housekeeping({ orm: h.orm, clock: () => now, intervalMs: 60_000, replayWindowMs: 60_000, log: console });
     expect((await housekeeping.runOnce()).rateLimitCounters).toBeGreaterThanOrEqual(2);
     const keys = (await em.execute<Array<{ key: string }>>(`select key from rate_limit_counter where key like 'old:%' or key like 'live:%'`)).map((r) => r.key);
     expect(keys).toEqual(['live:1']);
@@ -169,5 +170,39 @@ describe('4. the dev mailbox shows an organisation only its own mail', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('6. reseller-d-classic signatures cannot be replayed with another body', () => {
+  const deliveries = async (orgId: string) =>
+    Number((await h.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from webhook_delivery where organisation_id = ?', [orgId]))[0].n);
+
+  test('same security data: another body → 401 and nothing recorded; the same body → 200 (a redelivery)', async () => {
+    const wh = await seedWebhookOrg(h, { platforms: ['reseller-d-classic'] });
+    const signedAt = Math.floor(Date.now() / 1000);
+    const body = orderBody('reseller-d-classic', wh.orgId, 'ACME-REPLAY-1');
+    expect((await send(h.app, 'reseller-d-classic', wh.orgId, body, { nowSeconds: signedAt })).status).toBe(200);
+
+    const forged = orderBody('reseller-d-classic', wh.orgId, 'ACME-REPLAY-2');
+    const replay = await send(h.app, 'reseller-d-classic', wh.orgId, forged, { nowSeconds: signedAt });
+    expect(replay.status).toBe(401);
+    expect(replay.body.error).toMatch(/replay/);
+    expect(await deliveries(wh.orgId)).toBe(1);
+
+    const again = await send(h.app, 'reseller-d-classic', wh.orgId, body, { nowSeconds: signedAt });
+    expect(again.status).toBe(200);
+    expect(await deliveries(wh.orgId)).toBe(2);
+  });
+
+  test('a delivery that was not accepted records nothing, so its retry with the same security data works', async () => {
+    const wh = await seedWebhookOrg(h, { platforms: ['reseller-d-classic'] });
+    const signedAt = Math.floor(Date.now() / 1000) - 5;
+    const body = orderBody('reseller-d-classic', wh.orgId, 'ACME-RETRY-1');
+    const wrongKey = await send(h.app, 'reseller-d-classic', wh.orgId, body, { nowSeconds: signedAt, secrets: { privateKey: 'not-the-private-key-at-all' } });
+    expect(wrongKey.status).toBe(401);
+    const unreadable = orderBody('reseller-d-classic', wh.orgId, 'x'.repeat(300));
+    expect((await send(h.app, 'reseller-d-classic', wh.orgId, unreadable, { nowSeconds: signedAt })).status).toBe(400);
+    expect((await send(h.app, 'reseller-d-classic', wh.orgId, body, { nowSeconds: signedAt })).status).toBe(200);
+    expect(await deliveries(wh.orgId)).toBe(1);
   });
 });

@@ -10,6 +10,7 @@ import { Product } from './product.entity';
 import { Purchase } from './purchase.entity';
 import { RateLimitCounter } from './rate-limit-counter.entity';
 import { SentEmail } from './sent-email.entity';
+import { SignatureNonce } from './signature-nonce.entity';
 import { UnmatchedSku } from './unmatched-sku.entity';
 import { User } from './user.entity';
 import { VersionFile } from './version-file.entity';
@@ -19,12 +20,12 @@ import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 };
 
 export const ENTITIES = [
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, SentEmail, UnmatchedSku, User, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 ];
