@@ -52,6 +52,7 @@ const EnvSchema = z.object({
   EMAIL_RETRY_WINDOW: z.string().default('1h'),
   DOWNLOAD_LINK_TTL: z.string().default('48h'),
   SESSION_SECRET: optionalText,
+  SECRETS_KEY: optionalText,
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
   MAX_UPLOAD_FILES: z.coerce.number().int().min(1).max(1000).default(20),
   MAX_UPLOAD_REQUEST_BYTES: z.coerce.number().int().positive().default(10 * 1024 ** 3),
@@ -91,6 +92,8 @@ export interface Config {
   downloadLinks: DownloadLinkSettings;
   /** Undefined: generated once and kept under dataDir. */
   sessionSecret?: string;
+  /** The key ring of integration secrets and Temporal payloads (SECRETS_KEY); undefined: the key file under dataDir. */
+  secretsKey?: string;
   maxUploadBytes: number;
   /** Files in one upload request (MAX_UPLOAD_FILES). */
   maxUploadFiles: number;
@@ -159,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     emailRetryWindowMs: duration('EMAIL_RETRY_WINDOW'),
     downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,
+    secretsKey: e.SECRETS_KEY,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     maxUploadFiles: e.MAX_UPLOAD_FILES,
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,

@@ -3,17 +3,20 @@
  * line of compact JSON on stdout; logs go to stderr; failures exit non-zero with a message.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { createOrm, migrate, type Orm } from '../db/orm';
 import { startEmbeddedPostgres } from '../dev/embedded-postgres';
 import { DomainError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
+import { addKeyToFile, loadKeyRing } from '../security/key-ring';
+import { resealSecrets } from '../services/integration-settings';
 import { addUser, createOrganisation, setSubscription } from '../services/organisations';
 
 const USAGE = `usage: npm run cli -- <command> [flags]
   org create --name N --owner-email E --owner-password P [--owner-name N] [--subscription-expires YYYY-MM-DD]
   user add --org ORG_ID --email E --password P --role owner|admin|member [--name N]
   org set-subscription --org ORG_ID --expires YYYY-MM-DD
+  secrets rotate
   migrate`;
 
 type Flags = Record<string, string | undefined>;
@@ -24,7 +27,7 @@ function need(flags: Flags, name: string): string {
   return value;
 }
 
-async function run(command: string, flags: Flags, orm: Orm, applied: string[]): Promise<unknown> {
+async function run(command: string, flags: Flags, orm: Orm, applied: string[], config: Config): Promise<unknown> {
   const em = orm.em.fork();
   switch (command) {
     case 'org create':
@@ -44,6 +47,13 @@ async function run(command: string, flags: Flags, orm: Orm, applied: string[]): 
     }
     case 'org set-subscription':
       return setSubscription(em, need(flags, 'org'), need(flags, 'expires'));
+    case 'secrets rotate': {
+      // Embedded: a new key goes first in the key file. With SECRETS_KEY, the operator has put the
+      // new key first there. Either way every secret not under the first key is sealed again.
+      if (config.secretsKey === undefined) await addKeyToFile(config);
+      const keyRing = await loadKeyRing(config);
+      return { keyId: keyRing.currentId, resealed: await resealSecrets(em, keyRing, 'not-current') };
+    }
     case 'migrate':
       return { applied };
     default:
@@ -70,7 +80,7 @@ async function main(argv: string[]): Promise<number> {
   const orm = await createOrm(config.databaseUrl ?? embedded!.url);
   try {
     const applied = await migrate(orm);
-    const result = await run(command, values as Flags, orm, applied);
+    const result = await run(command, values as Flags, orm, applied, config);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {

@@ -15,7 +15,9 @@ import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
 import { registerSession } from './plugins/session';
+import { loadKeyRing, type KeyRing } from '../security/key-ring';
 import { sessionSecretOf } from '../security/session-secret';
+import { sealPlainSecrets } from '../services/integration-settings';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
@@ -49,6 +51,8 @@ export interface AppOptions {
 export interface AppDeps extends AppOptions {
   /** Routes that record outbox rows nudge it, so their workflows start at once. */
   dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
+  /** Seals and opens integration secrets (SECRETS_KEY, or the key file under DATA_DIR). */
+  keyRing: KeyRing;
 }
 
 /**
@@ -89,7 +93,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await housekeeping.stop();
     await dispatcher.stop();
   });
-  const deps: AppDeps = { ...options, dispatcher };
+  const keyRing = await loadKeyRing(options.config);
+  // Secrets stored before sealing existed are sealed once, by whichever process starts first.
+  app.addHook('onReady', async () => {
+    await sealPlainSecrets(options.orm.em.fork(), keyRing);
+  });
+  const deps: AppDeps = { ...options, dispatcher, keyRing };
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
+import type { KeyRing } from '../security/key-ring';
+import { openSecret, sealedKeyId, sealSecret } from '../security/sealed-secrets';
 import type { PlatformAdapter } from '../webhooks/adapter';
 import { ADAPTERS, adapters, webhookPath } from '../webhooks/registry';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
@@ -57,6 +59,7 @@ export async function listIntegrations(em: EntityManager, orgId: string, baseUrl
  */
 export async function configureIntegration(
   em: EntityManager,
+  keyRing: KeyRing,
   orgId: string,
   platformWord: string,
   input: IntegrationInput,
@@ -95,8 +98,43 @@ export async function configureIntegration(
          secret = excluded.secret, private_key = excluded.private_key,
          account_id = case when ? then excluded.account_id else integration.account_id end,
          updated_at = now()`,
-      [orgId, platform, classic ? null : value, classic ? value : null, accountId ?? null, accountId !== undefined],
+      [orgId, platform, classic ? null : sealSecret(keyRing, value), classic ? sealSecret(keyRing, value) : null, accountId ?? null, accountId !== undefined],
     );
   });
   return integrationJson(baseUrl, orgId, platform, true);
+}
+
+/**
+ * Seals every integration secret that is not sealed under the ring's current key: values stored
+ * before sealing existed, and values sealed under an older key (`secrets rotate`). Row by row, each
+ * update conditional on the value it read, so two processes doing it at once change nothing twice.
+ * Returns how many values were sealed.
+ */
+export async function resealSecrets(em: EntityManager, keyRing: KeyRing, which: 'plain' | 'not-current'): Promise<number> {
+  const current = `enc:v1:${keyRing.currentId}:%`;
+  const rows = await em.execute<Array<{ id: string; secret: string | null; private_key: string | null }>>(
+    which === 'plain'
+      ? `select id, secret, private_key from integration where secret not like 'enc:v1:%' or private_key not like 'enc:v1:%'`
+      : `select id, secret, private_key from integration where secret not like ? or private_key not like ?`,
+    which === 'plain' ? [] : [current, current],
+  );
+  let sealed = 0;
+  for (const row of rows) {
+    for (const column of ['secret', 'private_key'] as const) {
+      const stored = row[column];
+      if (stored === null || sealedKeyId(stored) === keyRing.currentId) continue;
+      const result = await em.execute<{ affectedRows: number }>(
+        `update integration set ${column} = ? where id = ? and ${column} = ?`,
+        [sealSecret(keyRing, openSecret(keyRing, stored)), row.id, stored],
+        'run',
+      );
+      sealed += result.affectedRows;
+    }
+  }
+  return sealed;
+}
+
+/** At start: seals the secrets stored before sealing existed. */
+export function sealPlainSecrets(em: EntityManager, keyRing: KeyRing): Promise<number> {
+  return resealSecrets(em, keyRing, 'plain');
 }

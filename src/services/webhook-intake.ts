@@ -31,11 +31,15 @@ import { adapters } from '../webhooks/registry';
 import { preparedRows } from '../db/sql';
 import { recordEntries, type NewEntry } from './delivery-log';
 import { claimSignedNonce } from './signature-nonces';
+import type { KeyRing } from '../security/key-ring';
+import { openSecret } from '../security/sealed-secrets';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 
 export interface IntakeDeps {
   orm: Orm;
   clock: () => Date;
+  /** Opens the integration secrets, sealed at rest. */
+  keyRing: KeyRing;
   /** Told after each commit that added outbox rows, so they are dispatched at once. */
   onRecorded: () => void;
 }
@@ -72,11 +76,12 @@ const CANDIDATE_SELECT = `select o.id, o.subscription_expires_on::text as subscr
   i.id as integration_id, i.secret, i.private_key, i.account_id
   from organisation o left join integration i on i.organisation_id = o.id and i.platform = ?`;
 
-function candidateOf(row: CandidateRow): Candidate {
+function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
+  const open = (stored: string | null) => (stored === null ? null : openSecret(keyRing, stored));
   return {
     orgId: row.id,
     subscriptionExpiresOn: row.subscription_expires_on,
-    secrets: row.integration_id === null ? null : { secret: row.secret, privateKey: row.private_key, accountId: row.account_id },
+    secrets: row.integration_id === null ? null : { secret: open(row.secret), privateKey: open(row.private_key), accountId: row.account_id },
   };
 }
 
@@ -85,13 +90,14 @@ function candidateOf(row: CandidateRow): Candidate {
  * shared path the event names it, else the account registered on an integration does. Nothing
  * read here is trusted beyond choosing which secret to check.
  */
-async function candidatesFor(em: EntityManager, adapter: PlatformAdapter, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
+async function candidatesFor(em: EntityManager, keyRing: KeyRing, adapter: PlatformAdapter, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
+  const candidates = (rows: CandidateRow[]) => rows.map((row) => candidateOf(keyRing, row));
   const { platform } = adapter;
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
     const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [platform, target.orgId]);
     if (rows.length === 0) throw new NotFoundError('organisation not found');
-    return rows.map(candidateOf);
+    return candidates(rows);
   }
 
   let route: { orgId: string | null; accountId: string | null };
@@ -104,7 +110,7 @@ async function candidatesFor(em: EntityManager, adapter: PlatformAdapter, target
   }
   if (route.orgId !== null && isUuid(route.orgId)) {
     const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [platform, route.orgId]);
-    if (rows.length > 0) return rows.map(candidateOf);
+    if (rows.length > 0) return candidates(rows);
   }
   if (route.accountId !== null) {
     const rows = await preparedRows<CandidateRow>(
@@ -112,7 +118,7 @@ async function candidatesFor(em: EntityManager, adapter: PlatformAdapter, target
       `${CANDIDATE_SELECT} where i.account_id = ? order by i.updated_at desc limit 10`,
       [platform, route.accountId],
     );
-    if (rows.length > 0) return rows.map(candidateOf);
+    if (rows.length > 0) return candidates(rows);
   }
   throw new NotFoundError('organisation not found');
 }
@@ -239,7 +245,7 @@ export async function receiveDelivery(
 ): Promise<string[]> {
   const adapter = adapters[target.platform];
   const em = deps.orm.em.fork();
-  const candidates = await candidatesFor(em, adapter, target, request);
+  const candidates = await candidatesFor(em, deps.keyRing, adapter, target, request);
   if (adapter.isUnsignedPing?.(request)) return [];
 
   const configured = candidates.filter((c) => isConfigured(c.secrets));

@@ -1,5 +1,7 @@
 import { Integration } from '../../src/db/entities';
 import { PLATFORMS } from '../../src/domain/platforms';
+import { loadKeyRing } from '../../src/security/key-ring';
+import { openSecret } from '../../src/security/sealed-secrets';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedUser } from '../helpers/seed';
 
@@ -23,7 +25,14 @@ function put(platform: string, body: unknown, apiKey = org.apiKey) {
   });
 }
 const list = (apiKey = org.apiKey) => h.app.inject({ method: 'GET', url: '/api/settings/integrations', headers: bearer(apiKey) });
-const stored = (orgId: string, platform: string) => h.orm.em.fork().findOne(Integration, { organisation: orgId, platform: platform as never });
+/** The integration row with its secrets opened (they are sealed at rest). */
+async function stored(orgId: string, platform: string) {
+  const row = await h.orm.em.fork().findOne(Integration, { organisation: orgId, platform: platform as never });
+  if (!row) return null;
+  const keyRing = await loadKeyRing(h.config);
+  const open = (value: string | null) => (value === null ? null : openSecret(keyRing, value));
+  return { ...row, secret: open(row.secret), privateKey: open(row.privateKey) };
+}
 
 describe('integrations', () => {
   test('every platform, unconfigured, with the URL each must call (the spec\'s six pinned)', async () => {
@@ -61,7 +70,8 @@ describe('integrations', () => {
     await put('plugin-b', { secret: 'first-secret-value-1' });
     expect((await put('plugin-b', { secret: 'second-secret-value-2' })).statusCode).toBe(200);
     const rows = await h.orm.em.fork().find(Integration, { organisation: org.orgId, platform: 'plugin-b' });
-    expect(rows.map((r) => r.secret)).toEqual(['second-secret-value-2']);
+    expect(rows).toHaveLength(1);
+    expect((await stored(org.orgId, 'plugin-b'))?.secret).toBe('second-secret-value-2');
   });
 
   test('reseller-d-classic takes privateKey (secret accepted as the same thing)', async () => {

@@ -43,6 +43,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   const intake = {
     orm: deps.orm,
     clock: deps.clock,
+    keyRing: deps.keyRing,
     onRecorded: () => deps.dispatcher.nudge(),
   };
 

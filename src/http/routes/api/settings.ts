@@ -34,7 +34,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         response: { 200: IntegrationJsonSchema },
       },
     }, async (request) => configureIntegration(
-      request.em, principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
+      request.em, deps.keyRing, principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
     ));
 
     app.get('/api/settings/api-key', {
