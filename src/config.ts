@@ -45,6 +45,7 @@ const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('fulfilment'),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
+  TEMPORAL_UI_URL: optionalText,
   TEMPORAL_CLI_PATH: optionalText,
   SMTP_URL: optionalText,
   MAIL_FROM: z.string().default('downloads@localhost'),
@@ -81,6 +82,8 @@ export interface Config {
     namespace: string;
     taskQueue: string;
     uiPort: number;
+    /** A cluster's Temporal UI (TEMPORAL_UI_URL): links from the webhook log, and the codec endpoint's allowed origin. */
+    uiUrl?: string;
     cliPath?: string;
   };
   /** Undefined: the in-process dev mailbox. */
@@ -154,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
     },
     smtpUrl: e.SMTP_URL,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Config } from './config';
 import { createOrm, migrate, type Orm } from './db/orm';
+import { loadKeyRing, type KeyRing } from './security/key-ring';
 import { buildApp, type AppOptions } from './http/app';
 import { createMailer } from './mail/mailer';
 import { LocalDiskStorage } from './storage/local-disk-storage';
@@ -15,6 +16,8 @@ export interface CoreServices {
   orm: Orm;
   temporal: Client;
   fulfilment: FulfilmentClient;
+  /** SECRETS_KEY: encrypts Temporal payloads (and integration secrets). */
+  keyRing: KeyRing;
   /** Registers the service's search attributes on the namespace when missing. */
   prepareTemporal(): Promise<void>;
   close(): Promise<void>;
@@ -35,9 +38,10 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
   const orm = await createOrm(endpoints.databaseUrl);
   try {
     const applied = await migrate(orm);
-    const { connection, client: temporal } = connectTemporal(endpoints.temporalAddress, config.temporal.namespace);
+    const keyRing = await loadKeyRing(config);
+    const { connection, client: temporal } = connectTemporal(endpoints.temporalAddress, config.temporal.namespace, keyRing);
     return {
-      config, orm, temporal, applied,
+      config, orm, temporal, applied, keyRing,
       fulfilment: new FulfilmentClient(temporal, config),
       // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
@@ -91,6 +95,7 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
     namespace: core.config.temporal.namespace,
     taskQueue: core.config.temporal.taskQueue,
     maxCachedWorkflows: core.config.workerMaxCachedWorkflows,
+    keyRing: core.keyRing,
   });
   const done = worker.run().finally(async () => {
     mailer.close();

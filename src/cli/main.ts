@@ -10,12 +10,13 @@ import { DomainError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { addKeyToFile, loadKeyRing } from '../security/key-ring';
 import { resealSecrets } from '../services/integration-settings';
-import { addUser, createOrganisation, setSubscription } from '../services/organisations';
+import { addOperator, addUser, createOrganisation, setSubscription } from '../services/organisations';
 
 const USAGE = `usage: npm run cli -- <command> [flags]
   org create --name N --owner-email E --owner-password P [--owner-name N] [--subscription-expires YYYY-MM-DD]
   user add --org ORG_ID --email E --password P --role owner|admin|member [--name N]
   org set-subscription --org ORG_ID --expires YYYY-MM-DD
+  operator add --email E --password P [--name N]
   secrets rotate
   migrate`;
 
@@ -47,6 +48,8 @@ async function run(command: string, flags: Flags, orm: Orm, applied: string[], c
     }
     case 'org set-subscription':
       return setSubscription(em, need(flags, 'org'), need(flags, 'expires'));
+    case 'operator add':
+      return addOperator(em, { email: need(flags, 'email'), password: need(flags, 'password'), name: flags.name });
     case 'secrets rotate': {
       // Embedded: a new key goes first in the key file. With SECRETS_KEY, the operator has put the
       // new key first there. Either way every secret not under the first key is sealed again.

@@ -33,7 +33,7 @@ interface DevServerState {
   dbFile: string;
 }
 
-type DevServerConfig = Pick<Config, 'dataDir'> & { temporal: Pick<Config['temporal'], 'namespace' | 'uiPort' | 'cliPath'> };
+type DevServerConfig = Pick<Config, 'dataDir' | 'baseUrl'> & { temporal: Pick<Config['temporal'], 'namespace' | 'uiPort' | 'cliPath'> };
 
 /**
  * The dev server tuned for throughput (measured in bench/webhooks, see the README):
@@ -66,7 +66,7 @@ export const DEV_SERVER_ARGS: readonly string[] = [...DEV_SERVER_THROUGHPUT_ARGS
  * throughput settings (the engine-settings benchmark measures them one by one).
  */
 export function devServerArgs(
-  opts: { dbFile: string; port: number; uiPort: number; namespace: string },
+  opts: { dbFile: string; port: number; uiPort: number; namespace: string; codecEndpoint?: string },
   tuning: readonly string[] = DEV_SERVER_THROUGHPUT_ARGS,
 ): string[] {
   const args = [
@@ -79,6 +79,8 @@ export function devServerArgs(
     '--log-level', 'warn',
     ...tuning,
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
+    // Payloads are encrypted (SECRETS_KEY): the UI decodes them through the API's codec endpoint.
+    ...(opts.codecEndpoint ? ['--ui-codec-endpoint', opts.codecEndpoint] : []),
   ];
   return args;
 }
@@ -124,9 +126,11 @@ export async function startTemporalDevServer(config: DevServerConfig, log: Logge
   if (!cli) return startWithSdkDownload({ dbFile, port, uiPort, namespace }, log);
 
   const address = `127.0.0.1:${port}`;
-  const uiUrl = `http://127.0.0.1:${uiPort}`;
+  // Named like the API when it is on loopback: the UI's calls to the codec endpoint are then
+  // same-site and carry the operator's session cookie.
+  const uiUrl = `http://${new URL(config.baseUrl).hostname === 'localhost' ? 'localhost' : '127.0.0.1'}:${uiPort}`;
   // detached: false keeps the server in our process group, so a terminal's Ctrl-C reaches it too.
-  const child = spawn(cli, devServerArgs({ dbFile, port, uiPort, namespace }), {
+  const child = spawn(cli, devServerArgs({ dbFile, port, uiPort, namespace, codecEndpoint: `${config.baseUrl}/codec` }), {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: false,
   });

@@ -18,6 +18,7 @@ import { registerSession } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
 import { sessionSecretOf } from '../security/session-secret';
 import { sealPlainSecrets } from '../services/integration-settings';
+import { codecRoutes } from './routes/codec';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
@@ -39,7 +40,7 @@ export interface AppOptions {
   storage: FileStorage;
   /** Injected for tests of expiry; the real clock otherwise. */
   clock: () => Date;
-  /** URL of the Temporal Web UI, for links from the webhook log. */
+  /** URL of the Temporal Web UI (embedded; else TEMPORAL_UI_URL): links from the webhook log, the codec's CORS origin. */
   temporalUiUrl?: string;
   /** The embedded dev mailbox, when SMTP_URL is unset (shown in the dashboard). */
   devMailbox?: DevMailbox;
@@ -98,7 +99,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onReady', async () => {
     await sealPlainSecrets(options.orm.em.fork(), keyRing);
   });
-  const deps: AppDeps = { ...options, dispatcher, keyRing };
+  const deps: AppDeps = { ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, dispatcher, keyRing };
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -140,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(reportRoutes);
   await app.register(customerPageRoutes(deps));
   await app.register(downloadCompleteRoutes(deps));
+  await app.register(codecRoutes(deps));
   await app.register(dashboardRoutes(deps));
   return app;
 }

@@ -47,6 +47,29 @@ export async function addUser(em: EntityManager, orgId: string, input: NewUser):
   return { userId: user.id, apiKey: key.key };
 }
 
+/**
+ * An operator: a user of no organisation. It cannot use the dashboard or the API (both need an
+ * organisation); it signs in only to decode workflow payloads in the Temporal UI (/codec).
+ */
+export async function addOperator(em: EntityManager, input: { email: string; password: string; name?: string }): Promise<{ userId: string }> {
+  const email = normaliseEmail(input.email);
+  if (!isEmailAddress(email)) throw new ValidationError('email is not an email address');
+  if (input.password.length < 8) throw new ValidationError('password must have at least 8 characters');
+  if ((await em.count(User, { email })) > 0) throw new ConflictError('a user with that email already exists');
+  const key = mintApiKey();
+  const user = em.create(User, {
+    organisation: null,
+    email,
+    name: input.name?.trim() ?? '',
+    role: 'member',
+    passwordHash: await hashPassword(input.password),
+    apiKeyHash: key.hash,
+    apiKeyPrefix: key.prefix,
+  });
+  await em.flush();
+  return { userId: user.id };
+}
+
 export interface NewOrganisation {
   name: string;
   ownerEmail: string;

@@ -8,6 +8,8 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import { isGrpcServiceError } from '@temporalio/client';
 import type { Config } from '../config';
+import type { KeyRing } from '../security/key-ring';
+import { encryptedPayloads } from './encryption-codec';
 import type { DispatchRequest } from '../domain/dispatch';
 import { ServiceUnavailableError } from '../domain/errors';
 import { fulfilmentWorkflowId } from '../domain/ids';
@@ -45,9 +47,9 @@ export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
  * A client whose connection is made on first use: an API process starts, and accepts deliveries
  * into the outbox, while Temporal is out of reach (decisions §4, amended).
  */
-export function connectTemporal(address: string, namespace: string): { connection: Connection; client: Client } {
+export function connectTemporal(address: string, namespace: string, keyRing: KeyRing): { connection: Connection; client: Client } {
   const connection = Connection.lazy({ address });
-  return { connection, client: new Client({ connection, namespace }) };
+  return { connection, client: new Client({ connection, namespace, dataConverter: encryptedPayloads(keyRing) }) };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
+import type { KeyRing } from '../security/key-ring';
+import { encryptedPayloads } from './encryption-codec';
 import { prebuiltBundle, WORKFLOWS_PATH } from './workflow-bundle';
 
 export interface WorkerSetup {
@@ -12,6 +14,8 @@ export interface WorkerSetup {
   /** How long running activities may finish after shutdown is requested. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   maxCachedWorkflows: number;
+  /** Encrypts every payload this worker hands Temporal, decrypts what it reads. */
+  keyRing: KeyRing;
 }
 
 /**
@@ -42,6 +46,7 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     ...workflowSource(setup.workflowBundle ?? prebuiltBundle()),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
+    dataConverter: encryptedPayloads(setup.keyRing),
   });
   return { worker, connection };
 }

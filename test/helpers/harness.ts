@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
+import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
 import { buildApp } from '../../src/http/app';
@@ -33,6 +34,8 @@ export interface Harness {
   mailer: Mailer;
   temporal: Client;
   fulfilment: FulfilmentClient;
+  /** The harness's SECRETS_KEY ring (the key file under its DATA_DIR): payloads and secrets. */
+  keyRing: KeyRing;
   storage: LocalDiskStorage;
   app: FastifyInstance;
   close(): Promise<void>;
@@ -58,7 +61,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const orm = await createOrm(database.url);
   await migrate(orm);
-  const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace);
+  const keyRing = await loadKeyRing(config);
+  const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);
   await ensureSearchAttributes(connection, config.temporal.namespace);
   const fulfilment = new FulfilmentClient(temporal, config);
   const mailer = createMailer(mailbox.url, config.mailFrom);
@@ -76,6 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       workflowBundle: { code: await readFile(bundlePath, 'utf8') },
       shutdownGraceTime: '1s',
       maxCachedWorkflows: config.workerMaxCachedWorkflows,
+      keyRing,
     });
     worker = created.worker;
     workerRun = worker.run();
@@ -88,7 +93,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await app.ready();
 
   return {
-    config, orm, mailbox, mailer, temporal, fulfilment, storage, app,
+    config, orm, mailbox, mailer, temporal, fulfilment, keyRing, storage, app,
     async close() {
       await app.close();
       if (worker) {

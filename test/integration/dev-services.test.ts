@@ -110,7 +110,7 @@ describe('Temporal dev server', () => {
     }
     const namespace = 'delivery-test';
     const server = await startTemporalDevServer(
-      { dataDir, temporal: { namespace, uiPort: 0, cliPath: process.env.TEMPORAL_CLI_PATH } },
+      { dataDir, baseUrl: 'http://localhost:3000', temporal: { namespace, uiPort: 0, cliPath: process.env.TEMPORAL_CLI_PATH } },
       silentLogger,
     );
     try {
@@ -123,6 +123,9 @@ describe('Temporal dev server', () => {
         await connection.close();
       }
       expect(await httpStatus(server.uiUrl)).toBe(200);
+      // The UI decodes the encrypted payloads through the API's codec endpoint.
+      const settings = await (await fetch(`${server.uiUrl}/api/v1/settings`)).json() as { Codec?: { Endpoint?: string } };
+      expect(settings.Codec?.Endpoint).toBe('http://localhost:3000/codec');
       expect(processesUsing(path.join(dataDir, 'temporal.sqlite')).length).toBe(1);
     } finally {
       await server.stop();

@@ -2,15 +2,18 @@
  * The findings of the independent security review (issue "Hardening"), one describe each: every
  * test here failed on the code before its fix.
  */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { Client, Connection } from '@temporalio/client';
 import { buildApp } from '../../src/http/app';
 import { loadKeyRing, newKey, SECRETS_KEY_FILE } from '../../src/security/key-ring';
 import { Housekeeping } from '../../src/services/housekeeping';
 import { resealSecrets } from '../../src/services/integration-settings';
+import { addOperator } from '../../src/services/organisations';
 import { startHarness, type Harness } from '../helpers/harness';
-import { postSignin, signIn } from '../helpers/dashboard';
+import { cookieHeader, cookiesOf, postSignin, signIn } from '../helpers/dashboard';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 import { orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
 
@@ -262,5 +265,90 @@ describe('8. integration secrets are encrypted at rest', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('9. personal data stays out of Temporal history', () => {
+  const email = `history-${Date.now()}@example.com`;
+  let workflowId: string;
+
+  beforeAll(async () => {
+    workflowId = `fulfil/${org.orgId}/api/privacy-${Date.now()}/${product.productId}`;
+    await h.fulfilment.dispatch({
+      kind: 'fulfil-line', workflowId,
+      payload: {
+        orgId: org.orgId, source: 'storefront-a', externalOrderId: `privacy-${Date.now()}`, productId: product.productId,
+        customer: { email, name: 'Private Person' }, amount: '1.00', currency: 'USD', paymentMethod: 'storefront-a',
+        test: false, sendReceipt: true, deliveryItemId: randomUUID(),
+      },
+    });
+  });
+
+  test('a workflow history fetched with a plain client contains no customer email or name', async () => {
+    const plain = new Client({ connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS! }), namespace: h.config.temporal.namespace });
+    try {
+      const history = JSON.stringify(await plain.workflow.getHandle(workflowId).fetchHistory());
+      // Every byte field as it would be read: the JSON of the history, and each base64 field decoded.
+      const decoded = [...history.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)].map((m) => Buffer.from(m[1], 'base64').toString('latin1'));
+      const everything = [history, ...decoded].join('\n');
+      expect(everything).toContain('orderLineFulfilment');
+      expect(everything).toContain('binary/encrypted');
+      expect(everything).not.toContain(email);
+      expect(everything).not.toContain('Private Person');
+    } finally {
+      await plain.connection.close();
+    }
+  });
+
+  describe('the codec endpoint', () => {
+    const uiOrigin = 'http://localhost:8233';
+    let app: FastifyInstance;
+    let sealedInput: { metadata: Record<string, string>; data: string };
+
+    beforeAll(async () => {
+      app = await buildApp({ config: { ...h.config, temporal: { ...h.config.temporal, uiUrl: uiOrigin } }, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+      await app.ready();
+      const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
+      const input = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
+      sealedInput = {
+        metadata: Object.fromEntries(Object.entries(input.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(input.data!).toString('base64'),
+      };
+    });
+    afterAll(() => app?.close());
+
+    const decode = (headers: Record<string, string>) => app.inject({
+      method: 'POST', url: '/codec/decode', headers: { 'content-type': 'application/json', origin: uiOrigin, ...headers },
+      payload: { payloads: [sealedInput] },
+    });
+
+    test('decodes for a signed-in operator, with CORS for the Temporal UI\'s origin', async () => {
+      const operatorEmail = `op-${Date.now()}@example.com`;
+      await addOperator(h.orm.em.fork(), { email: operatorEmail, password: 'correct horse battery' });
+      const signedIn = await postSignin(app, operatorEmail, 'correct horse battery');
+      const cookie = cookieHeader(cookiesOf(signedIn));
+      const res = await decode({ cookie });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['access-control-allow-origin']).toBe(uiOrigin);
+      expect(res.headers['access-control-allow-credentials']).toBe('true');
+      const [payload] = (res.json() as { payloads: Array<{ data: string }> }).payloads;
+      expect(Buffer.from(payload.data, 'base64').toString('utf8')).toContain(email);
+    });
+
+    test('refuses the anonymous (401) and organisation staff, even owners (403)', async () => {
+      expect((await decode({})).statusCode).toBe(401);
+      const owner = await seedUser(h, org.orgId, 'owner');
+      const { cookie } = await signIn(app, owner.email);
+      expect((await decode({ cookie })).statusCode).toBe(403);
+    });
+
+    test('a preflight from another origin is not allowed', async () => {
+      const preflight = (origin: string) => app.inject({
+        method: 'OPTIONS', url: '/codec/decode',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+      });
+      expect((await preflight(uiOrigin)).headers['access-control-allow-origin']).toBe(uiOrigin);
+      expect((await preflight('https://evil.example')).headers['access-control-allow-origin']).toBeUndefined();
+    });
   });
 });

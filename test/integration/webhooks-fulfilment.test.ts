@@ -39,6 +39,7 @@ describe('without a worker', () => {
       workflowBundle: { code: await readFile(process.env.TEST_WORKFLOW_BUNDLE!, 'utf8') },
       shutdownGraceTime: '1s',
       maxCachedWorkflows: h.config.workerMaxCachedWorkflows,
+      keyRing: h.keyRing,
     });
     const running = worker.run();
     try {

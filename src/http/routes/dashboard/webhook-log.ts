@@ -22,8 +22,9 @@ const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
 
 /** The webhook delivery log: filters, items with their reasons, links to Temporal, held sales recorded by hand. */
 export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  const workflowUrl = (workflowId: string): string | null => deps.temporalUiUrl
-    ? `${deps.temporalUiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`
+  const uiUrl = deps.temporalUiUrl;
+  const workflowUrl = (workflowId: string): string | null => uiUrl
+    ? `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`
     : null;
 
   return async (app) => {
