@@ -12,7 +12,7 @@ import { orderBody, SECRETS, seedWebhookOrg, webhookPath, type WebhookOrg } from
 import { prng, type Rng } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
-const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 600);
+const ROUNDS = Number(process.env.FUZZ_ROUNDS ?? 2000);
 
 
 const CONTENT_TYPES = [
