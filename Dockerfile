@@ -27,6 +27,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # Stylesheets and scripts served as they are (no build step): the customer pages and the dashboard.
 COPY --from=build /app/src/http/public ./src/http/public
+COPY --from=build /app/src/security/common-passwords-100k.txt ./src/security/common-passwords-100k.txt
 # /data is where a named volume is mounted: created here so the volume starts owned by `node`.
 RUN mkdir -p /data/files && chown -R node:node /data
 USER node

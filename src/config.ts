@@ -53,6 +53,7 @@ const EnvSchema = z.object({
   EMAIL_RETRY_WINDOW: z.string().default('1h'),
   DOWNLOAD_LINK_TTL: z.string().default('48h'),
   SESSION_SECRET: optionalText,
+  SESSION_IDLE_TIMEOUT: z.string().default('2h'),
   SECRETS_KEY: optionalText,
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
   MAX_UPLOAD_FILES: z.coerce.number().int().min(1).max(1000).default(20),
@@ -95,6 +96,8 @@ export interface Config {
   downloadLinks: DownloadLinkSettings;
   /** Undefined: generated once and kept under dataDir. */
   sessionSecret?: string;
+  /** A dashboard session unused this long ends (SESSION_IDLE_TIMEOUT, 2 h), besides the 12-hour cap. */
+  sessionIdleTimeoutMs: number;
   /** The key ring of integration secrets and Temporal payloads (SECRETS_KEY); undefined: the key file under dataDir. */
   secretsKey?: string;
   maxUploadBytes: number;
@@ -138,7 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SIGNATURE_REPLAY_WINDOW') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SIGNATURE_REPLAY_WINDOW' | 'SESSION_IDLE_TIMEOUT') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -166,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     emailRetryWindowMs: duration('EMAIL_RETRY_WINDOW'),
     downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,
+    sessionIdleTimeoutMs: duration('SESSION_IDLE_TIMEOUT'),
     secretsKey: e.SECRETS_KEY,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     maxUploadFiles: e.MAX_UPLOAD_FILES,

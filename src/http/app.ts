@@ -14,7 +14,7 @@ import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
-import { registerSession } from './plugins/session';
+import { registerSession, SESSION_TTL_MS } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
 import { sessionSecretOf } from '../security/session-secret';
 import { sealPlainSecrets } from '../services/integration-settings';
@@ -84,7 +84,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const housekeeping = new Housekeeping({
     orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
-    replayWindowMs: options.config.signatureReplayWindowMs, log: app.log,
+    replayWindowMs: options.config.signatureReplayWindowMs,
+    sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   app.addHook('onReady', async () => {
     dispatcher.start();

@@ -5,6 +5,7 @@ import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { hashPassword, mintApiKey } from '../security/secrets';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
+import { passwordProblem } from '../security/password-policy';
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -29,7 +30,8 @@ export async function addUser(em: EntityManager, orgId: string, input: NewUser):
   const email = normaliseEmail(input.email);
   if (!isEmailAddress(email)) throw new ValidationError('email is not an email address');
   if (!ROLES.includes(input.role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
-  if (input.password.length < 8) throw new ValidationError('password must have at least 8 characters');
+  const weak = passwordProblem(input.password);
+  if (weak !== null) throw new ValidationError(weak);
   const org = isUuid(orgId) ? await em.findOne(Organisation, orgId) : null;
   if (!org) throw new NotFoundError('organisation not found');
   if ((await em.count(User, { email })) > 0) throw new ConflictError('a user with that email already exists');
@@ -54,7 +56,8 @@ export async function addUser(em: EntityManager, orgId: string, input: NewUser):
 export async function addOperator(em: EntityManager, input: { email: string; password: string; name?: string }): Promise<{ userId: string }> {
   const email = normaliseEmail(input.email);
   if (!isEmailAddress(email)) throw new ValidationError('email is not an email address');
-  if (input.password.length < 8) throw new ValidationError('password must have at least 8 characters');
+  const weak = passwordProblem(input.password);
+  if (weak !== null) throw new ValidationError(weak);
   if ((await em.count(User, { email })) > 0) throw new ConflictError('a user with that email already exists');
   const key = mintApiKey();
   const user = em.create(User, {

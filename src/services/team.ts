@@ -4,6 +4,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors
 import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { hashPassword, verifyPassword } from '../security/secrets';
+import { passwordProblem } from '../security/password-policy';
 
 export interface TeamMember {
   id: string;
@@ -17,8 +18,6 @@ export interface Actor {
   userId: string;
   role: Role;
 }
-
-export const MIN_PASSWORD_LENGTH = 8;
 
 /** The organisation's users, owners first, then by email. */
 export async function listTeam(em: EntityManager, orgId: string): Promise<TeamMember[]> {
@@ -79,7 +78,8 @@ export async function changePassword(em: EntityManager, userId: string, current:
   const rows = await em.execute<Array<{ password_hash: string }>>('select password_hash from app_user where id = ?', [userId]);
   if (!rows[0]) throw new NotFoundError('user not found');
   if (!(await verifyPassword(current, rows[0].password_hash))) throw new ValidationError('the current password is not right');
-  if (next.length < MIN_PASSWORD_LENGTH) throw new ValidationError(`the new password needs at least ${MIN_PASSWORD_LENGTH} characters`);
+  const weak = passwordProblem(next);
+  if (weak !== null) throw new ValidationError(`the new ${weak}`);
   if (next === current) throw new ValidationError('the new password is the same as the current one');
   const hash = await hashPassword(next);
   await em.execute('update app_user set password_hash = ? where id = ?', [hash, userId]);

@@ -1,32 +1,6 @@
-/**
- * Reading staff users for sign-in and sessions. The password hash leaves this module only to be
- * verified or fingerprinted by the session plugin.
- */
+/** Staff users at sign-in: the account an email names, and the upgrade of an old password hash. */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedRows } from '../db/sql';
-import type { Role } from '../domain/statuses';
-
-/** A user with what the dashboard shows of them and their organisation. */
-export interface StaffUser {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  passwordHash: string;
-  orgId: string | null;
-  orgName: string | null;
-  subscriptionExpiresOn: string | null;
-}
-
-const BY_ID = `select u.id, u.email, u.name, u.role, u.password_hash as "passwordHash", u.organisation_id as "orgId",
-    o.name as "orgName", o.subscription_expires_on::text as "subscriptionExpiresOn"
-  from app_user u left join organisation o on o.id = u.organisation_id where u.id = ?`;
-
-/** The user a session cookie names (read on every dashboard request). */
-export async function staffUser(em: EntityManager, userId: string): Promise<StaffUser | null> {
-  const [row] = await preparedRows<StaffUser>(em, BY_ID, [userId]);
-  return row ?? null;
-}
+import { hashPassword } from '../security/secrets';
 
 /** The account an email (normalised) signs in to, with its password hash. */
 export async function signInAccount(em: EntityManager, email: string): Promise<{ id: string; passwordHash: string } | null> {
@@ -35,4 +9,17 @@ export async function signInAccount(em: EntityManager, email: string): Promise<{
     [email],
   );
   return row ?? null;
+}
+
+/**
+ * Replaces a password hash made with weaker parameters, right after the password was verified.
+ * Conditional on the old hash, so a password changed meanwhile is not overwritten. Returns the hash
+ * now stored.
+ */
+export async function upgradePasswordHash(em: EntityManager, userId: string, oldHash: string, password: string): Promise<string> {
+  const newHash = await hashPassword(password);
+  const updated = await em.execute<{ affectedRows: number }>(
+    'update app_user set password_hash = ? where id = ? and password_hash = ?', [newHash, userId, oldHash], 'run',
+  );
+  return updated.affectedRows === 1 ? newHash : oldHash;
 }

@@ -42,7 +42,8 @@ const DASHBOARD: Array<[string, string]> = [
   ['POST', '/products/{productId}/status'], ['POST', '/products/{productId}/active-version'], ['GET', '/purchases'],
   ['POST', '/purchases/{id}/resend'], ['GET', '/customers'], ['GET', '/webhooks-log'], ['GET', '/reports'], ['GET', '/settings'],
   ['GET', '/settings/api-key'], ['GET', '/settings/password'], ['POST', '/settings/password'], ['GET', '/settings/integrations'],
-  ['GET', '/settings/team'], ['POST', '/settings/team'], ['POST', '/settings/team/{userId}/role'], ['GET', '/signin'],
+  ['GET', '/settings/team'], ['POST', '/settings/team'], ['POST', '/settings/team/{userId}/role'], ['GET', '/settings/sessions'],
+  ['POST', '/settings/sessions/end-all'], ['GET', '/signin'],
   ['POST', '/signin'], ['POST', '/signout'],
 ];
 const CUSTOMER: Array<[string, string]> = [

@@ -2,7 +2,7 @@
  * The findings of the independent security review (issue "Hardening"), one describe each: every
  * test here failed on the code before its fix.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -11,7 +11,7 @@ import { buildApp } from '../../src/http/app';
 import { loadKeyRing, newKey, SECRETS_KEY_FILE } from '../../src/security/key-ring';
 import { Housekeeping } from '../../src/services/housekeeping';
 import { resealSecrets } from '../../src/services/integration-settings';
-import { addOperator } from '../../src/services/organisations';
+import { addOperator, addUser } from '../../src/services/organisations';
 import { startHarness, type Harness } from '../helpers/harness';
 import { cookieHeader, cookiesOf, postSignin, signIn } from '../helpers/dashboard';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
@@ -139,7 +139,9 @@ describe('13. old rate-limit counters are pruned', () => {
       `insert into rate_limit_counter (key, count, reset_at) values ('old:1', 3, ?), ('old:2', 1, ?), ('live:1', 2, ?)`,
       [new Date(now.getTime() - 60_000), new Date(now.getTime() - 3_600_000), new Date(now.getTime() + 60_000)],
     );
-    const housekeeping = new Housekeeping({ orm: h.orm, clock: () => now, intervalMs: 60_000, replayWindowMs: 60_000, log: console });
+    const housekeeping = new Housekeeping({
+      orm: h.orm, clock: () => now, intervalMs: 60_000, replayWindowMs: 60_000, sessions: { idleMs: 60_000, maxAgeMs: 60_000 }, log: console,
+    });
     expect((await housekeeping.runOnce()).rateLimitCounters).toBeGreaterThanOrEqual(2);
     const keys = (await em.execute<Array<{ key: string }>>(`select key from rate_limit_counter where key like 'old:%' or key like 'live:%'`)).map((r) => r.key);
     expect(keys).toEqual(['live:1']);
@@ -350,5 +352,76 @@ describe('9. personal data stays out of Temporal history', () => {
       expect((await preflight(uiOrigin)).headers['access-control-allow-origin']).toBe(uiOrigin);
       expect((await preflight('https://evil.example')).headers['access-control-allow-origin']).toBeUndefined();
     });
+  });
+});
+
+describe('11. sessions the server can end, stronger password hashes and rules', () => {
+  const page = (app: FastifyInstance, cookie: string, url = '/') => app.inject({ method: 'GET', url, headers: { cookie } });
+
+  test('sign-out ends the session on the server: a copy of its cookie no longer works', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const { cookie, csrf } = await signIn(h.app, user.email);
+    expect((await page(h.app, cookie)).statusCode).toBe(200);
+    const out = await h.app.inject({
+      method: 'POST', url: '/signout', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${encodeURIComponent(csrf)}`,
+    });
+    expect(out.statusCode).toBe(303);
+    expect((await page(h.app, cookie)).statusCode).toBe(303);
+  });
+
+  test('a session unused for SESSION_IDLE_TIMEOUT ends, one in use does not', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const used = await signIn(h.app, user.email);
+    const unused = await signIn(h.app, user.email);
+    const later = (ms: number) => buildApp({ config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(Date.now() + ms) });
+    const soon = await later(h.config.sessionIdleTimeoutMs - 120_000);
+    const idle = await later(h.config.sessionIdleTimeoutMs + 60_000);
+    try {
+      // Used just before the timeout, a session lives on from there; left alone, it ends.
+      expect((await page(soon, used.cookie)).statusCode).toBe(200);
+      expect((await page(idle, used.cookie)).statusCode).toBe(200);
+      expect((await page(idle, unused.cookie)).statusCode).toBe(303);
+    } finally {
+      await soon.close();
+      await idle.close();
+    }
+  });
+
+  test('Settings › Sessions lists the user\'s sessions; "sign out everywhere" ends them all', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const phone = await signIn(h.app, user.email);
+    const laptop = await signIn(h.app, user.email);
+    const list = await page(h.app, laptop.cookie, '/settings/sessions');
+    expect(list.statusCode).toBe(200);
+    expect(list.body.match(/data-session="/g)).toHaveLength(2);
+    expect(list.body).toContain('data-session="current"');
+    const out = await h.app.inject({
+      method: 'POST', url: '/settings/sessions/end-all',
+      headers: { cookie: laptop.cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${encodeURIComponent(laptop.csrf)}`,
+    });
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe('/signin');
+    expect((await page(h.app, phone.cookie)).statusCode).toBe(303);
+    expect((await page(h.app, laptop.cookie)).statusCode).toBe(303);
+  });
+
+  test('a password hash of the old parameters is upgraded to scrypt N=2^17 at the next sign-in', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const salt = randomBytes(16);
+    const old = scryptSync('correct horse battery', salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    await h.orm.em.fork().execute('update app_user set password_hash = ? where id = ?', [`scrypt$32768$8$1$${salt.toString('base64')}$${old.toString('base64')}`, user.userId]);
+    await signIn(h.app, user.email);
+    const [row] = await h.orm.em.fork().execute<Array<{ password_hash: string }>>('select password_hash from app_user where id = ?', [user.userId]);
+    expect(row.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
+    await signIn(h.app, user.email);
+  });
+
+  test.each([
+    ['short1234', 'at least 12 characters'],
+    ['password1234', 'most common'],
+    ['Qwertyuiop123', 'most common'],
+  ])('a new password %j is refused: %s', async (password, why) => {
+    await expect(addUser(h.orm.em.fork(), org.orgId, { email: `weak-${Date.now()}-${password.length}@example.com`, password, role: 'member' }))
+      .rejects.toThrow(why);
   });
 });

@@ -13,6 +13,7 @@ import { SentEmail } from './sent-email.entity';
 import { SignatureNonce } from './signature-nonce.entity';
 import { UnmatchedSku } from './unmatched-sku.entity';
 import { User } from './user.entity';
+import { UserSession } from './user-session.entity';
 import { VersionFile } from './version-file.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -20,12 +21,12 @@ import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 };
 
 export const ENTITIES = [
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 ];

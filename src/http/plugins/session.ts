@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config';
 import { isUuid } from '../../domain/uuid';
-import { staffUser, type StaffUser } from '../../services/users';
+import { endSession, openSession, sessionUser, type StaffUser } from '../../services/user-sessions';
 import { boundedText, FIELD_LIMITS } from '../../domain/field-limits';
 
 /** Sessions end this long after sign-in, whatever happens meanwhile. */
@@ -26,6 +26,8 @@ export const isSafeMethod = (request: FastifyRequest): boolean => SAFE_METHODS.h
 export type SessionUser = Omit<StaffUser, 'passwordHash'>;
 
 export interface Session {
+  /** The server-side session (user_session) the cookie names. */
+  id: string;
   user: SessionUser;
   /** The synchronizer token of this session: every state-changing request must carry it. */
   csrfToken: string;
@@ -36,9 +38,13 @@ export interface Session {
 export interface Sessions {
   /** The request's valid session, or null (looked up once per request). */
   current(request: FastifyRequest): Promise<Session | null>;
-  /** A new session for the user (a fresh id at every sign-in: no fixation); returns its CSRF token. */
-  start(reply: FastifyReply, userId: string, passwordHash: string): string;
-  end(reply: FastifyReply): void;
+  /**
+   * A new session for the user (a fresh id at every sign-in: no fixation), recorded on the server
+   * with the request's user agent; returns its id.
+   */
+  start(request: FastifyRequest, reply: FastifyReply, userId: string, passwordHash: string): Promise<string>;
+  /** Ends the request's session on the server and clears its cookie. */
+  end(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** Whether the request carries the session's CSRF token, in the header or the form field. */
   csrfMatches(request: FastifyRequest, session: Session): boolean;
   /** The sign-in form's token, set in a cookie of its own and echoed in the form. */
@@ -70,7 +76,7 @@ function sentToken(request: FastifyRequest): string | undefined {
 }
 
 export interface SessionDeps {
-  config: Pick<Readonly<Config>, 'baseUrl'>;
+  config: Pick<Readonly<Config>, 'baseUrl' | 'sessionIdleTimeoutMs'>;
   clock: () => Date;
   secret: string;
 }
@@ -78,7 +84,8 @@ export interface SessionDeps {
 /**
  * Dashboard sessions in a signed HttpOnly cookie: `userId.issuedAt.sessionId.fingerprint`, where
  * the fingerprint is a keyed hash of the user's password hash, so changing the password ends every
- * other session at once. The principal plugin reads it for dashboard routes and for /api called
+ * other session at once; the session id names a row of user_session, so the server can end it
+ * (sign-out, sign out everywhere, SESSION_IDLE_TIMEOUT) besides the 12-hour cap. The principal plugin reads it for dashboard routes and for /api called
  * from the dashboard (then, for state-changing methods, only with the session's CSRF token in
  * `X-CSRF-Token`; API-key requests cannot be forged cross-site and need none).
  */
@@ -114,10 +121,11 @@ export async function registerSession(app: FastifyInstance, deps: SessionDeps): 
     const now = deps.clock().getTime();
     if (!Number.isSafeInteger(issuedAt) || now - issuedAt >= SESSION_TTL_MS || issuedAt > now + 60_000) return null;
     if (!isUuid(userId)) return null;
-    const found = await staffUser(request.em, userId);
+    const found = await sessionUser(request.em, sessionId, userId, deps.clock(), deps.config.sessionIdleTimeoutMs);
     if (!found || !safeEqual(fingerprint(found.passwordHash), print)) return null;
     const { passwordHash: _hash, ...user } = found;
     return {
+      id: sessionId,
       user,
       csrfToken: csrfTokenOf(sessionId),
       issuedAt: new Date(issuedAt),
@@ -129,14 +137,18 @@ export async function registerSession(app: FastifyInstance, deps: SessionDeps): 
       request.sessionLookup ??= lookup(request);
       return request.sessionLookup;
     },
-    start(reply, userId, passwordHash) {
+    async start(request, reply, userId, passwordHash) {
       const sessionId = randomBytes(16).toString('base64url');
-      const value = `${userId}.${deps.clock().getTime()}.${sessionId}.${fingerprint(passwordHash)}`;
+      const now = deps.clock();
+      await openSession(request.em, { id: sessionId, userId, userAgent: request.headers['user-agent']?.slice(0, 300) ?? null }, now);
+      const value = `${userId}.${now.getTime()}.${sessionId}.${fingerprint(passwordHash)}`;
       reply.setCookie(SESSION_COOKIE, value, { ...cookieOptions, maxAge: SESSION_TTL_MS / 1000 });
       reply.clearCookie(SIGNIN_COOKIE, { path: '/' });
-      return csrfTokenOf(sessionId);
+      return sessionId;
     },
-    end(reply) {
+    async end(request, reply) {
+      const session = await this.current(request);
+      if (session) await endSession(request.em, session.id);
       reply.clearCookie(SESSION_COOKIE, { path: '/' });
     },
     csrfMatches(request, session) {

@@ -3,17 +3,20 @@ import type { Role } from '../../domain/statuses';
 import type { ApiKeyInfo } from '../../services/api-keys';
 import type { IntegrationJson } from '../../services/integration-settings';
 import type { TeamMember } from '../../services/team';
+import type { ActiveSession } from '../../services/user-sessions';
+import { MIN_PASSWORD_LENGTH } from '../../security/password-policy';
 import { adapters } from '../../webhooks/registry';
 import { badge, emptyRow, resultRegion, statusLine, when } from './components';
 import { flag, html, type SafeHtml } from '../../templating/html';
 import { csrfField, notice, page, type PageContext } from './layout';
 
-type SettingsTab = 'api-key' | 'password' | 'integrations' | 'team' | 'mailbox';
+type SettingsTab = 'api-key' | 'password' | 'sessions' | 'integrations' | 'team' | 'mailbox';
 
 function settingsPage(ctx: PageContext, tab: SettingsTab, title: string, body: SafeHtml): string {
   const tabs: Array<{ key: SettingsTab; href: string; label: string; show: boolean }> = [
     { key: 'api-key', href: '/settings/api-key', label: 'API Key', show: true },
     { key: 'password', href: '/settings/password', label: 'Password', show: true },
+    { key: 'sessions', href: '/settings/sessions', label: 'Sessions', show: true },
     { key: 'integrations', href: '/settings/integrations', label: 'Integrations', show: ctx.isAdmin },
     { key: 'team', href: '/settings/team', label: 'Team', show: ctx.isAdmin },
     { key: 'mailbox', href: '/settings/mailbox', label: 'Dev mailbox', show: ctx.isAdmin && ctx.hasDevMailbox },
@@ -58,13 +61,35 @@ export function passwordPage(ctx: PageContext, changed: boolean): string {
     <input type="text" name="username" autocomplete="username" value="${ctx.user.email}" hidden>
     <label for="current">Current password</label>
     <input id="current" name="current" type="password" autocomplete="current-password" required>
-    <label for="new-password">New password <span class="hint">At least 8 characters.</span></label>
-    <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+    <label for="new-password">New password <span class="hint">At least ${MIN_PASSWORD_LENGTH} characters, not a common one.</span></label>
+    <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
     <label for="confirm">Repeat the new password</label>
-    <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="8" required>
+    <input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
     <button type="submit" class="primary">Change password</button>
   </form>
   ${resultRegion('password-result')}
+</section>`);
+}
+
+export function sessionsPage(ctx: PageContext, sessions: ActiveSession[], currentId: string): string {
+  return settingsPage(ctx, 'sessions', 'Sessions', html`
+<section aria-labelledby="sessions-heading">
+  <h2 id="sessions-heading">Where you are signed in</h2>
+  <p class="muted small">A session ends when you sign out, after a while without use, or at the latest 12 hours after signing in.</p>
+  <div class="table-wrap"><table>
+    <thead><tr><th scope="col">Browser</th><th scope="col">Signed in</th><th scope="col">Last used</th></tr></thead>
+    <tbody>${sessions.length === 0 ? emptyRow(3, 'No open session.') : sessions.map((s) => html`<tr data-session="${s.id === currentId ? 'current' : 'other'}">
+      <td>${s.userAgent ?? 'unknown'}${s.id === currentId ? html` <span class="muted">(this session)</span>` : ''}</td>
+      <td>${when(s.createdAt)}</td><td>${when(s.lastSeenAt)}</td></tr>`)}</tbody>
+  </table></div>
+</section>
+<section class="panel" aria-labelledby="everywhere-heading">
+  <h2 id="everywhere-heading">Sign out everywhere</h2>
+  <p>Ends every session of your account, this one included: on a lost phone, a shared computer, or when in doubt.</p>
+  <form method="post" action="/settings/sessions/end-all">
+    ${csrfField(ctx)}
+    <button type="submit" class="danger">Sign out everywhere</button>
+  </form>
 </section>`);
 }
 
@@ -132,8 +157,8 @@ export function teamPage(ctx: PageContext, team: TeamRow[], grantable: Role[]): 
     <label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required>
     <label for="new-name">Name</label><input id="new-name" name="name" autocomplete="off">
     <label for="new-role">Role</label><select id="new-role" name="role">${roleOptions(grantable, 'member')}</select>
-    <label for="new-password">First password <span class="hint">At least 8 characters; tell it to them, they change it under Settings, Password.</span></label>
-    <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="8" required>
+    <label for="new-password">First password <span class="hint">At least ${MIN_PASSWORD_LENGTH} characters; tell it to them, they change it under Settings, Password.</span></label>
+    <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
     <button type="submit" class="primary">Add</button>
   </form>
   ${resultRegion('add-result')}

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { publicDir } from '../../public-dir';
+import { publicDir } from '../../../project-files';
 import { noneMatchHits } from '../../byte-range';
 import { CUSTOMER_ASSETS_PREFIX } from '../../views/customer-pages';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app';
-import { publicDir } from '../../public-dir';
+import { publicDir } from '../../../project-files';
 import { registerPageGuard } from './guard';
 import { overviewRoutes } from './overview';
 import { productPageRoutes } from './products';

@@ -7,12 +7,13 @@ import { apiKeyInfo } from '../../../services/api-keys';
 import { listIntegrations } from '../../../services/integration-settings';
 import { addUser } from '../../../services/organisations';
 import { messageIdsOfOrganisation } from '../../../services/sent-emails';
+import { endUserSessions, listSessions } from '../../../services/user-sessions';
 import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, setRole } from '../../../services/team';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
-import { apiKeyPage, integrationsPage, mailboxPage, mailPage, passwordPage, teamPage } from '../../views/settings';
+import { apiKeyPage, integrationsPage, mailboxPage, mailPage, passwordPage, sessionsPage, teamPage } from '../../views/settings';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage, seeOther } from './replies';
@@ -56,8 +57,25 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const userId = principalOf(request).userId;
       const hash = await changePassword(request.em, userId, current, password);
       // Every session made with the old password is over; this one continues as a new session.
-      app.sessions.start(reply, userId, hash);
+      await endUserSessions(request.em, userId);
+      await app.sessions.start(request, reply, userId, hash);
       return seeOther(request, reply, '/settings/password?changed=1');
+    });
+
+    app.get('/settings/sessions', { config: member, schema: { hide: true } }, async (request, reply) => {
+      const ctx = pageContextOf(request);
+      const sessions = await listSessions(request.em, ctx.user.id, deps.clock(), deps.config.sessionIdleTimeoutMs);
+      return sendPage(reply, sessionsPage(ctx, sessions, request.session!.id));
+    });
+
+    app.post('/settings/sessions/end-all', {
+      config: member,
+      preValidation: formBodyOnly,
+      schema: { hide: true, body: z.object(CSRF_BODY_FIELD) },
+    }, async (request, reply) => {
+      await endUserSessions(request.em, principalOf(request).userId);
+      await app.sessions.end(request, reply);
+      return reply.redirect('/signin', 303);
     });
 
     app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {

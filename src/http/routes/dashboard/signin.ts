@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ForbiddenError } from '../../../domain/errors';
-import { hashPassword, randomSecret, sha256Hex, verifyPassword } from '../../../security/secrets';
+import { hashPassword, needsRehash, randomSecret, sha256Hex, verifyPassword } from '../../../security/secrets';
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
-import { signInAccount } from '../../../services/users';
+import { signInAccount, upgradePasswordHash } from '../../../services/users';
 import { formBodyOnly } from '../../form-body';
 import { CSRF_BODY_FIELD, CSRF_FIELD } from '../../plugins/session';
 import { signinPage } from '../../views/signin';
@@ -79,7 +79,8 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const ok = await verifyPassword(password, user?.passwordHash ?? await hashForUnknown());
       if (!user || !ok || !email) return again(401, WRONG);
       await clearRateLimit(em, accountKey);
-      app.sessions.start(reply, user.id, user.passwordHash);
+      const passwordHash = needsRehash(user.passwordHash) ? await upgradePasswordHash(em, user.id, user.passwordHash, password) : user.passwordHash;
+      await app.sessions.start(request, reply, user.id, passwordHash);
       return reply.redirect(next, 303);
     });
 
@@ -92,7 +93,7 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       if (session && !app.sessions.csrfMatches(request, session)) {
         throw new ForbiddenError('the form has expired (CSRF token missing or invalid): reload the page and try again');
       }
-      app.sessions.end(reply);
+      await app.sessions.end(request, reply);
       return reply.redirect('/signin', 303);
     });
   };
