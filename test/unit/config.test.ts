@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, parseDuration } from '../../src/config';
 
@@ -38,4 +39,16 @@ describe('config', () => {
     expect(() => loadConfig({ EMAIL_RETRY_WINDOW: 'soon' })).toThrow(/EMAIL_RETRY_WINDOW/);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
+});
+
+test('every setting of the Config schema has its row in the README\'s configuration table', () => {
+  const root = path.join(__dirname, '..', '..');
+  const source = readFileSync(path.join(root, 'src', 'config.ts'), 'utf8');
+  const schema = source.slice(source.indexOf('const EnvSchema'), source.indexOf('});', source.indexOf('const EnvSchema')));
+  const settings = [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
+  expect(settings.length).toBeGreaterThan(20);
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  // A row names its variable first, or beside another (`PORT`, `HOST`).
+  const rows = readme.split('\n').filter((line) => line.startsWith('| `')).map((line) => line.split('|')[1]);
+  expect(settings.filter((name) => !rows.some((cell) => cell.includes(`\`${name}\``)))).toEqual([]);
 });
