@@ -215,7 +215,7 @@ test('a member sees no organisation settings and is refused them on the server',
   await expect(nav.getByRole('link', { name: 'Reports' }).count()).resolves.toBe(0);
   await nav.getByRole('link', { name: 'Settings' }).click();
   const tabs = page.getByRole('navigation', { name: 'Settings' });
-  await expect(tabs.getByRole('link').allTextContents()).resolves.toEqual(['API Key', 'Password']);
+  await expect(tabs.getByRole('link').allTextContents()).resolves.toEqual(['API Key', 'Password', 'Sessions']);
 
   for (const url of ['/settings/integrations', '/settings/team', '/reports', '/settings/mailbox']) {
     const response = await page.goto(`${base}${url}`);
