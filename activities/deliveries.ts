@@ -1,6 +1,7 @@
 import type { ItemOutcomeReport, OrderAlertRequest } from '../src/domain/fulfilment';
 import { recordItemOutcomes } from '../src/services/delivery-log';
 import type { ActivityDeps } from './deps';
+import { countFulfilments } from './metrics';
 
 export function deliveryActivities({ orm }: ActivityDeps) {
   return {
@@ -9,7 +10,9 @@ export function deliveryActivities({ orm }: ActivityDeps) {
      * alerts due (see services/delivery-log). The front door uses the same function.
      */
     async recordItemOutcomes({ items }: { items: ItemOutcomeReport[] }): Promise<OrderAlertRequest[]> {
-      return recordItemOutcomes(orm.em.fork(), items);
+      const alerts = await recordItemOutcomes(orm.em.fork(), items);
+      countFulfilments(items.map((i) => i.outcome));
+      return alerts;
     },
   };
 }

@@ -5,6 +5,7 @@ import { orderAlertMail, receiptMail } from '../src/mail/templates';
 import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import type { ActivityDeps } from './deps';
+import { countAlertSent, recordReceiptSend } from './metrics';
 import { createSendOnce } from './send-once';
 
 interface ReceiptRow {
@@ -29,6 +30,7 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
         [purchaseId],
       );
       if (!receipt) throw ApplicationFailure.nonRetryable('purchase not found', 'NotFound');
+      const started = performance.now();
       await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', receipt.organisation_id, [receipt.email], async () => {
         // Committed before the message leaves, not in the send's transaction: a link in an email must work.
         const link = await issueDownloadLink(em, purchaseId, config.downloadLinks);
@@ -40,7 +42,13 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
           expiresAt: link.expiresAt,
           linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),
         });
-      });
+      }).then(
+        () => recordReceiptSend((performance.now() - started) / 1000, false),
+        (error: unknown) => {
+          recordReceiptSend((performance.now() - started) / 1000, true);
+          throw error;
+        },
+      );
       // One statement (a flush would wrap it in a transaction of its own).
       await em.nativeUpdate(Purchase, { id: purchaseId }, { receiptStatus: 'sent', receiptSentAt: new Date() });
     },
@@ -70,6 +78,7 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
           }),
           { exclusive: true },
         );
+        countAlertSent();
       } catch (error) {
         // A permanently refused alert must not fail the fulfilment that triggered it; it is in
         // the sent-email log as failed.

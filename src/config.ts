@@ -63,6 +63,7 @@ const EnvSchema = z.object({
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
+  WORKER_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
   TRUST_PROXY: optionalText,
   HOUSEKEEPING_INTERVAL: z.string().default('10m'),
   SIGNATURE_REPLAY_WINDOW: z.string().default('720h'),
@@ -115,6 +116,8 @@ export interface Config {
    * replayed from its history, which costs the engine a history read.
    */
   workerMaxCachedWorkflows: number;
+  /** The worker's Prometheus endpoint (WORKER_METRICS_ADDRESS, `host:port`); undefined (`off`): none. */
+  workerMetricsAddress?: string;
   /**
    * Which proxies may tell the client's address in X-Forwarded-For (TRUST_PROXY): false, the
    * default, trusts nobody; else the proxies' addresses and CIDR ranges (as Fastify takes them).
@@ -177,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    workerMetricsAddress: e.WORKER_METRICS_ADDRESS === 'off' ? undefined : e.WORKER_METRICS_ADDRESS,
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
     signatureReplayWindowMs: duration('SIGNATURE_REPLAY_WINDOW'),

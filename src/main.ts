@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       `  Dashboard    ${config.baseUrl}/`,
       `  Customers    ${config.siteUrl}/my`,
       `  Temporal UI  ${temporalServer ? temporalServer.uiUrl : `(external cluster at ${config.temporal.address})`}`,
+      `  Metrics      ${config.baseUrl}/metrics (API), ${config.workerMetricsAddress ? `http://${config.workerMetricsAddress}/metrics (worker)` : 'worker: off'}`,
       `  Mailbox      ${mailbox ? `${config.baseUrl}/settings/mailbox (SMTP ${mailbox.url})` : `(external SMTP ${config.smtpUrl})`}`,
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,
       'Create an organisation: npm run cli -- org create --name "My Shop" --owner-email you@example.com --owner-password "a long password"',

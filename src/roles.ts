@@ -96,6 +96,7 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
     taskQueue: core.config.temporal.taskQueue,
     maxCachedWorkflows: core.config.workerMaxCachedWorkflows,
     keyRing: core.keyRing,
+    metricsAddress: core.config.workerMetricsAddress,
   });
   const done = worker.run().finally(async () => {
     mailer.close();

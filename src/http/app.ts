@@ -14,6 +14,7 @@ import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
+import { registerMetrics, type ApiMetrics } from './metrics';
 import { registerSession, SESSION_TTL_MS } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
 import { sessionSecretOf } from '../security/session-secret';
@@ -54,6 +55,8 @@ export interface AppDeps extends AppOptions {
   dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
   /** Seals and opens integration secrets (SECRETS_KEY, or the key file under DATA_DIR). */
   keyRing: KeyRing;
+  /** The service's own Prometheus series (GET /metrics). */
+  metrics: ApiMetrics;
 }
 
 /**
@@ -96,11 +99,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await dispatcher.stop();
   });
   const keyRing = await loadKeyRing(options.config);
+  const metrics = await registerMetrics(app, options.orm);
   // Secrets stored before sealing existed are sealed once, by whichever process starts first.
   app.addHook('onReady', async () => {
     await sealPlainSecrets(options.orm.em.fork(), keyRing);
   });
-  const deps: AppDeps = { ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, dispatcher, keyRing };
+  const deps: AppDeps = { ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, dispatcher, keyRing, metrics };
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

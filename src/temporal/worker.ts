@@ -16,15 +16,22 @@ export interface WorkerSetup {
   maxCachedWorkflows: number;
   /** Encrypts every payload this worker hands Temporal, decrypts what it reads. */
   keyRing: KeyRing;
+  /** `host:port` of the Prometheus endpoint of the SDK's and the service's worker metrics. */
+  metricsAddress?: string;
 }
 
 /**
- * The SDK logs every worker state change and the whole workflow bundle at INFO; the service's own
- * INFO is about requests. Installed once per process, before the first worker.
+ * The SDK's runtime, installed once per process before the first worker: logs at WARN (the SDK logs
+ * every worker state change and the whole workflow bundle at INFO; the service's own INFO is about
+ * requests), and its metrics, with the service's own series, on a Prometheus endpoint
+ * (WORKER_METRICS_ADDRESS; undefined: none). A runtime installed before (tests) is kept.
  */
-export function quietTemporalRuntime(level: 'DEBUG' | 'WARN' = 'WARN'): void {
+function installTemporalRuntime(metricsAddress: string | undefined): void {
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({
+      logger: new DefaultLogger('WARN'),
+      ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
+    });
   } catch {
     // Already installed in this process.
   }
@@ -36,7 +43,7 @@ function workflowSource(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOpt
 
 /** The worker role: runs every workflow and activity of the service on one task queue. */
 export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
-  quietTemporalRuntime();
+  installTemporalRuntime(setup.metricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
   const worker = await Worker.create({
     connection,

@@ -17,6 +17,7 @@ const ROOT = path.resolve(__dirname, '../..');
 let h: Harness;
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
+let workerMetrics: string;
 
 beforeAll(async () => {
   // The roles run from the build, as `npm start` runs them (built here when a source is newer).
@@ -24,6 +25,7 @@ beforeAll(async () => {
   h = await startHarness({ worker: false });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-e2e-'));
   const port = await freePort();
+  workerMetrics = `127.0.0.1:${await freePort()}`;
   env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -34,6 +36,7 @@ beforeAll(async () => {
     TEMPORAL_ADDRESS: h.config.temporal.address,
     TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue,
     SMTP_URL: h.mailbox.url,
+    WORKER_METRICS_ADDRESS: workerMetrics,
     LOG_LEVEL: 'warn',
   };
 }, 180_000);
@@ -84,6 +87,13 @@ test('npm start with every variable set starts nothing embedded, sells through T
     expect(await res.text()).toMatch(/data-purchase-id="[0-9a-f-]{36}"/);
     const mail = await h.mailbox.waitFor((m) => m.to.includes('eve@e2e.test'), 30_000);
     expect(mail.text).toContain(`${env.BASE_URL}/d/`);
+
+    // Both roles' metrics, from the one process: the API's, and the worker's through the SDK's exporter.
+    const api = await (await fetch(`${env.BASE_URL}/metrics`)).text();
+    expect(api).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/api\/purchases"/);
+    const worker = await (await fetch(`http://${workerMetrics}/metrics`)).text();
+    expect(worker).toMatch(/^temporal_/m);
+    expect(worker).toMatch(/^delivery_receipt_send_seconds_count\{/m);
   } finally {
     service.child.kill('SIGTERM');
     expect(await exitOf(service.child)).toBe(0);

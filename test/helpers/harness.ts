@@ -57,6 +57,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     SMTP_URL: mailbox.url,
     BASE_URL: 'http://delivery.test',
     LOG_LEVEL: 'silent',
+    // In-process workers share one runtime, installed by the test run: no endpoint of their own.
+    WORKER_METRICS_ADDRESS: 'off',
     ...options.env,
   });
   const orm = await createOrm(database.url);

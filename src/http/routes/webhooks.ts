@@ -26,6 +26,12 @@ const Received = z.object({
 const responses = { 200: Received, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 503: ErrorBody };
 const RawBody = z.unknown().describe('the platform\'s own payload (JSON or form), verified on its exact bytes');
 
+/** The platform word of a webhook route (its last path segment), for the metrics' label. */
+function platformOf(request: FastifyRequest): string {
+  const route = request.routeOptions.url ?? '';
+  return route.startsWith('/webhooks/') ? route.slice(route.lastIndexOf('/') + 1) : 'unknown';
+}
+
 function webhookRequestOf(request: FastifyRequest): WebhookRequest {
   const query: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(request.query as Record<string, unknown>)) {
@@ -64,7 +70,10 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       inFlight += 1;
       counted.add(request);
     });
-    app.addHook('onResponse', release);
+    app.addHook('onResponse', async (request, reply) => {
+      await release(request);
+      deps.metrics.webhookAcks.inc({ platform: platformOf(request), status: String(reply.statusCode) });
+    });
     app.addHook('onRequestAbort', release);
 
     // Only in this scope: every content type (JSON, form, none, anything) arrives as a Buffer.

@@ -80,8 +80,11 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         // the transfer counts once they cover the file ('finish' comes only when every byte went
         // out: an aborted response just closes and adds nothing).
         const requester = requesterOf(request);
+        deps.metrics.downloadsStarted.inc();
         reply.raw.once('finish', () => {
+          deps.metrics.downloadBytes.inc(end - start + 1);
           recordBytesServed(request.em, link, file, { start, end }, requester, deps.clock())
+            .then((completed) => completed && deps.metrics.downloadsCompleted.inc())
             .catch((error: unknown) => request.log.error({ err: error }, 'could not record the bytes served'));
         });
         return reply.send(file.size === 0 ? Buffer.alloc(0) : deps.storage.read(file.storageKey, { start, end }));

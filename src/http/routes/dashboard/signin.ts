@@ -71,13 +71,17 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         hitRateLimit(em, accountKey, SIGNIN_LIMITS.perAccountAndIp, SIGNIN_LIMITS.windowMs, now),
       ]);
       if (!byIp.allowed || !byAccount.allowed) {
+        deps.metrics.signinFailures.inc();
         await sleep(SIGNIN_LIMITS.refusedDelayMs);
         return again(401, WRONG);
       }
 
       const user = await signInAccount(em, email);
       const ok = await verifyPassword(password, user?.passwordHash ?? await hashForUnknown());
-      if (!user || !ok || !email) return again(401, WRONG);
+      if (!user || !ok || !email) {
+        deps.metrics.signinFailures.inc();
+        return again(401, WRONG);
+      }
       await clearRateLimit(em, accountKey);
       const passwordHash = needsRehash(user.passwordHash) ? await upgradePasswordHash(em, user.id, user.passwordHash, password) : user.passwordHash;
       await app.sessions.start(request, reply, user.id, passwordHash);
