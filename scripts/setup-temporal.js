@@ -101,9 +101,9 @@ async function acquireBuildLock(lockFile) {
 }
 
 /** Streams go's output to the terminal while keeping stderr to look for a checksum-database error. */
-function goInstall(goBin, dir, extraEnv) {
+function goInstall(goBin, dir, extraEnv, packages = [`${CLI_MODULE}@${CLI_VERSION}`]) {
   return new Promise((resolve) => {
-    const child = spawn(goBin, ['install', `${CLI_MODULE}@${CLI_VERSION}`], {
+    const child = spawn(goBin, ['install', ...packages], {
       env: { ...process.env, GOBIN: dir, ...extraEnv },
       stdio: ['ignore', 'inherit', 'pipe'],
     });
@@ -153,7 +153,49 @@ function printVersion(bin) {
   if (out.status === 0 && out.stdout) console.log(out.stdout.trim());
 }
 
+/**
+ * `--server`: the full Temporal server and its schema tool (the production shape's engine, on
+ * PostgreSQL: `npm run start:cluster`), same version as the CLI's dev server, into their own cache.
+ */
+const SERVER_VERSION = 'v1.29.1';
+const SERVER_PACKAGES = [`go.temporal.io/server/cmd/server@${SERVER_VERSION}`, `go.temporal.io/server/cmd/tools/sql@${SERVER_VERSION}`];
+
+function serverCacheDir() {
+  return path.join(path.dirname(cacheDir()), 'temporal-server');
+}
+
+async function buildServer() {
+  const dir = serverCacheDir();
+  const ready = () => ['server', 'sql'].every((name) => isExecutableFile(path.join(dir, name)));
+  if (ready()) return dir;
+  const goBin = findOnPath('go');
+  if (!goBin) {
+    console.error('Go is needed to build the Temporal server (go.temporal.io/server): install it and run again.');
+    return undefined;
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  const release = await acquireBuildLock(path.join(dir, '.build.lock'));
+  try {
+    if (ready()) return dir;
+    console.log(`Building the Temporal server ${SERVER_VERSION} and its SQL tool with Go into ${dir} (about 4 minutes the first time)...`);
+    let result = await goInstall(goBin, dir, {}, SERVER_PACKAGES);
+    if (result.code !== 0 && isChecksumDatabaseError(result.stderr)) {
+      console.log('The Go checksum database could not be reached; retrying once with GOSUMDB=off.');
+      result = await goInstall(goBin, dir, { GOSUMDB: 'off' }, SERVER_PACKAGES);
+    }
+    return result.code === 0 && ready() ? dir : undefined;
+  } finally {
+    release();
+  }
+}
+
 async function main() {
+  if (process.argv.includes('--server')) {
+    const dir = await buildServer();
+    if (!dir) return 1;
+    console.log(`temporal-server: ${dir}`);
+    return 0;
+  }
   let bin = findExisting();
   if (!bin) {
     const goBin = findOnPath(process.platform === 'win32' ? 'go.exe' : 'go');

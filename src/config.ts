@@ -64,6 +64,9 @@ const EnvSchema = z.object({
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
   WORKER_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
+  CLUSTER_API_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
+  CLUSTER_WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
+  CLUSTER_HISTORY_SHARDS: z.coerce.number().int().min(1).max(4096).default(4),
   TRUST_PROXY: optionalText,
   HOUSEKEEPING_INTERVAL: z.string().default('10m'),
   SIGNATURE_REPLAY_WINDOW: z.string().default('720h'),
@@ -118,6 +121,8 @@ export interface Config {
   workerMaxCachedWorkflows: number;
   /** The worker's Prometheus endpoint (WORKER_METRICS_ADDRESS, `host:port`); undefined (`off`): none. */
   workerMetricsAddress?: string;
+  /** `npm run start:cluster`: processes of each role, and the Temporal server's history shards (fixed once its database exists). */
+  cluster: { apiProcesses: number; workerProcesses: number; historyShards: number };
   /**
    * Which proxies may tell the client's address in X-Forwarded-For (TRUST_PROXY): false, the
    * default, trusts nobody; else the proxies' addresses and CIDR ranges (as Fastify takes them).
@@ -181,10 +186,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     workerMetricsAddress: e.WORKER_METRICS_ADDRESS === 'off' ? undefined : e.WORKER_METRICS_ADDRESS,
+    cluster: { apiProcesses: e.CLUSTER_API_PROCESSES, workerProcesses: e.CLUSTER_WORKER_PROCESSES, historyShards: e.CLUSTER_HISTORY_SHARDS },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
     signatureReplayWindowMs: duration('SIGNATURE_REPLAY_WINDOW'),
     logLevel: e.LOG_LEVEL,
   };
-  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch) });
+  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster) });
 }

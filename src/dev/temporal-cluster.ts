@@ -1,0 +1,249 @@
+/**
+ * The real Temporal server (go.temporal.io/server v1.29.1, built by `npm run setup:temporal --
+ * --server`) on PostgreSQL: the production shape's engine, run here by `npm run start:cluster`.
+ * Creates its two databases on the given PostgreSQL, applies the schemas with the server's SQL tool
+ * (embedded in the binary), writes a config (history shards, archival off), starts the server from
+ * its own folder (the dynamic-config path is relative to it) and registers the namespace.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { Client as PgClient } from 'pg';
+import { temporalCliCacheDir, isExecutableFile } from './temporal-cli';
+import { sleep, terminatePid } from './processes';
+import type { Logger } from './logger';
+
+export const CLUSTER_DATABASES = { history: 'temporal', visibility: 'temporal_visibility' } as const;
+
+/** Where `npm run setup:temporal -- --server` puts `server` and `sql` (keep in step with the script). */
+export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(path.dirname(temporalCliCacheDir(env)), 'temporal-server');
+}
+
+export function findTemporalServer(env: NodeJS.ProcessEnv = process.env): { server: string; sql: string } | undefined {
+  const dir = temporalServerCacheDir(env);
+  const found = { server: path.join(dir, 'server'), sql: path.join(dir, 'sql') };
+  return isExecutableFile(found.server) && isExecutableFile(found.sql) ? found : undefined;
+}
+
+interface PgTarget {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+}
+
+function pgTargetOf(databaseUrl: string): PgTarget {
+  const url = new URL(databaseUrl);
+  return { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+}
+
+/** Both databases exist with their schemas at the binary's version (idempotent). */
+export async function prepareTemporalDatabases(databaseUrl: string, sqlTool: string): Promise<void> {
+  const pg = pgTargetOf(databaseUrl);
+  const admin = new PgClient({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    for (const name of Object.values(CLUSTER_DATABASES)) {
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
+      if (exists.rowCount === 0) await admin.query(`create database "${name}"`);
+    }
+  } finally {
+    await admin.end();
+  }
+  for (const [kind, name] of Object.entries(CLUSTER_DATABASES)) {
+    const base = ['--plugin', 'postgres12', '--ep', pg.host, '-p', String(pg.port), '-u', pg.user, ...(pg.password ? ['--pw', pg.password] : []), '--db', name];
+    const db = new PgClient({ connectionString: withDatabase(databaseUrl, name) });
+    await db.connect();
+    const versioned = await db.query(`select 1 from information_schema.tables where table_name = 'schema_version'`).finally(() => db.end());
+    if (versioned.rowCount === 0) run(sqlTool, [...base, 'setup-schema', '-v', '0.0']);
+    run(sqlTool, [...base, 'update-schema', '--schema-name', `postgresql/v12/${kind === 'history' ? 'temporal' : 'visibility'}`]);
+  }
+}
+
+function withDatabase(databaseUrl: string, name: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 120_000 });
+  if (result.status !== 0) {
+    throw new Error(`${path.basename(command)} ${args.filter((a) => !a.startsWith('--pw')).slice(-3).join(' ')} failed: ${(result.stderr || result.stdout || '').trim().slice(-2000)}`);
+  }
+}
+
+export interface ClusterPorts {
+  /** The frontend's gRPC port (clients and workers); the other services take the next ones. */
+  frontend: number;
+  metrics: number;
+}
+
+/** The server's config for this machine: the module's development-postgres12.yaml, adapted. */
+export function serverConfigYaml(databaseUrl: string, ports: ClusterPorts, shards: number): string {
+  const pg = pgTargetOf(databaseUrl);
+  const store = (database: string, conns: number) => `      sql:
+        pluginName: "postgres12"
+        databaseName: "${database}"
+        connectAddr: "${pg.host}:${pg.port}"
+        connectProtocol: "tcp"
+        user: ${JSON.stringify(pg.user)}
+        password: ${JSON.stringify(pg.password)}
+        maxConns: ${conns}
+        maxIdleConns: ${conns}
+        maxConnLifetime: "1h"`;
+  const service = (offset: number) => `    rpc:
+      grpcPort: ${ports.frontend + offset}
+      membershipPort: ${ports.frontend + 100 + offset}
+      bindOnLocalHost: true`;
+  return `log:
+  stdout: true
+  level: warn
+
+persistence:
+  defaultStore: postgres-default
+  visibilityStore: postgres-visibility
+  numHistoryShards: ${shards}
+  datastores:
+    postgres-default:
+${store(CLUSTER_DATABASES.history, 20)}
+    postgres-visibility:
+${store(CLUSTER_DATABASES.visibility, 4)}
+
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: "127.0.0.1"
+  metrics:
+    prometheus:
+      framework: "tally"
+      timerType: "histogram"
+      listenAddress: "127.0.0.1:${ports.metrics}"
+
+services:
+  frontend:
+${service(0)}
+      httpPort: ${ports.frontend + 10}
+  history:
+${service(1)}
+  matching:
+${service(2)}
+  worker:
+${service(6)}
+
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: "active"
+  currentClusterName: "active"
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: "frontend"
+      rpcAddress: "127.0.0.1:${ports.frontend}"
+
+dcRedirectionPolicy:
+  policy: "noop"
+
+archival:
+  history:
+    state: "disabled"
+  visibility:
+    state: "disabled"
+
+namespaceDefaults:
+  archival:
+    history:
+      state: "disabled"
+    visibility:
+      state: "disabled"
+
+dynamicConfigClient:
+  filepath: "config/dynamicconfig/delivery.yaml"
+  pollInterval: "10s"
+`;
+}
+
+/** Search attributes registered at run time are seen by starts at once, as compose sets it. */
+const DYNAMIC_CONFIG = `system.forceSearchAttributesCacheRefreshOnRead:
+  - value: true
+    constraints: {}
+limit.maxIDLength:
+  - value: 255
+    constraints: {}
+`;
+
+export interface RunningTemporalServer {
+  address: string;
+  metricsUrl: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the server from `root` (config written there) and waits until its frontend answers and
+ * `namespace` exists (registered when missing, 3 days' retention).
+ */
+export async function startTemporalServer(
+  options: { serverBinary: string; root: string; databaseUrl: string; ports: ClusterPorts; shards: number; namespace: string },
+  log: Logger,
+): Promise<RunningTemporalServer> {
+  await mkdir(path.join(options.root, 'config', 'dynamicconfig'), { recursive: true });
+  await writeFile(path.join(options.root, 'config', 'development.yaml'), serverConfigYaml(options.databaseUrl, options.ports, options.shards));
+  await writeFile(path.join(options.root, 'config', 'dynamicconfig', 'delivery.yaml'), DYNAMIC_CONFIG);
+  const child = spawn(options.serverBinary, ['--root', options.root, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'], {
+    cwd: options.root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const remember = (chunk: Buffer) => {
+    output.push(chunk.toString('utf8'));
+    if (output.length > 200) output.shift();
+  };
+  child.stdout?.on('data', remember);
+  child.stderr?.on('data', remember);
+  const address = `127.0.0.1:${options.ports.frontend}`;
+  const stop = async () => {
+    if (child.pid !== undefined && child.exitCode === null) await terminatePid(child.pid, ['SIGTERM', 'SIGKILL'], 30_000);
+  };
+  try {
+    await untilNamespace(address, options.namespace, child, () => output.join('').slice(-3000));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  log.info(`Temporal server at ${address} on PostgreSQL (${options.shards} history shards), metrics http://127.0.0.1:${options.ports.metrics}/metrics`);
+  return { address, metricsUrl: `http://127.0.0.1:${options.ports.metrics}/metrics`, child, stop };
+}
+
+async function untilNamespace(address: string, namespace: string, child: ChildProcess, recent: () => string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the Temporal server exited (${child.exitCode}):\n${recent()}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+      try {
+        try {
+          await connection.workflowService.describeNamespace({ namespace });
+          return;
+        } catch (error) {
+          // Registered now, the namespace reaches every service's cache within seconds: ask again.
+          if ((error as { code?: number }).code === 5) {
+            await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('3 days') })
+              .catch((e: unknown) => { if ((e as { code?: number }).code !== 6) throw e; });
+          }
+          throw error;
+        }
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`the Temporal server did not answer within 2 minutes: ${(error as Error).message}\n${recent()}`);
+      await sleep(1_000);
+    }
+  }
+}
