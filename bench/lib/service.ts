@@ -16,6 +16,8 @@ import { loadConfig } from '../../src/config';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { freePort } from '../../src/dev/ports';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, type RunningTemporalServer } from '../../src/dev/temporal-cluster';
+import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../test/helpers/child-processes';
@@ -69,10 +71,54 @@ export interface BenchTemporal {
   address: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** After the last stop: drops what the engine kept outside the run's folder. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * BENCH_ENGINE=server: the real Temporal server on the benchmark's PostgreSQL (its own pair of
+ * databases, dropped afterwards), as `npm run start:cluster` runs it; else the CLI's dev server.
+ */
+const ENGINE = process.env.BENCH_ENGINE === 'server' ? 'server' : 'dev-server';
+
+export function engineName(): string {
+  return ENGINE === 'server' ? `Temporal server on PostgreSQL (${SERVER_SHARDS} history shards)` : 'Temporal dev server (SQLite, npm start\'s settings)';
+}
+
+const SERVER_SHARDS = Number(process.env.BENCH_HISTORY_SHARDS ?? 4);
+
+async function startBenchServer(dataDir: string): Promise<BenchTemporal> {
+  const binaries = findTemporalServer();
+  if (!binaries) throw new Error('no Temporal server: run npm run setup:temporal -- --server');
+  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL ?? SYSTEM_POSTGRES;
+  const suffix = Math.random().toString(36).slice(2, 8);
+  const databases = { history: `temporal_bench_${suffix}`, visibility: `temporal_bench_vis_${suffix}` };
+  await prepareTemporalDatabases(adminUrl, binaries.sql, databases);
+  const ports = { frontend: await freeFrontendPort(), metrics: await freePort() };
+  let server: RunningTemporalServer | undefined;
+  const start = async () => {
+    server = await startTemporalServer({ serverBinary: binaries.server, root: path.join(dataDir, 'temporal-server'), databaseUrl: adminUrl, ports, shards: SERVER_SHARDS, namespace: 'default', databases }, { info: () => undefined, warn: () => undefined, error: () => undefined });
+    const connection = await Connection.connect({ address: server.address });
+    await ensureSearchAttributes(connection, 'default').finally(() => connection.close());
+  };
+  await start();
+  return {
+    address: `127.0.0.1:${ports.frontend}`,
+    start,
+    stop: async () => {
+      await server?.stop();
+    },
+    dispose: async () => {
+      const admin = await createOrm(adminUrl);
+      for (const name of Object.values(databases)) await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+      await admin.close(true);
+    },
+  };
 }
 
 /** A dev server with `npm start`'s arguments, or other throughput settings (`tuning`). */
 export async function startBenchTemporal(dataDir: string, tuning?: readonly string[]): Promise<BenchTemporal> {
+  if (ENGINE === 'server' && tuning === undefined) return startBenchServer(dataDir);
   const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
   if (!cli) throw new Error('no Temporal CLI: run npm run setup:temporal');
   const port = await freePort();
@@ -98,7 +144,7 @@ export async function startBenchTemporal(dataDir: string, tuning?: readonly stri
     }
   };
   await start();
-  return { address, start, stop: async () => { if (child) await stopChild(child.child); } };
+  return { address, start, stop: async () => { if (child) await stopChild(child.child); }, dispose: async () => undefined };
 }
 
 export interface RunningService {
@@ -150,6 +196,7 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
     DATABASE_URL: database.url,
     SMTP_URL: smtpUrl,
     TEMPORAL_UI_PORT: '0',
+    WORKER_METRICS_ADDRESS: 'off',
     LOG_LEVEL: 'warn',
     ...extraEnv,
   };
@@ -171,7 +218,10 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
   };
   try {
     temporal = await startBenchTemporal(dataDir);
-    stops.push(() => temporal!.stop());
+    stops.push(async () => {
+      await temporal!.stop();
+      await temporal!.dispose();
+    });
     env.TEMPORAL_ADDRESS = temporal.address;
     if (shape === 'all-in-one') {
       const all = spawnRole('all-in-one', 'main.js', env);
@@ -179,9 +229,12 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
       await waitForOutput(all, /Delivery service ready/, ROLE_START_MS);
     } else {
       if (shape === 'roles') {
-        const worker = spawnRole('worker', 'temporal/worker-main.js', env);
-        children.push(worker);
-        await waitForOutput(worker, /worker polling/, ROLE_START_MS);
+        // BENCH_WORKERS worker processes (default 1), each with its own metrics port.
+        for (let i = 0; i < Number(process.env.BENCH_WORKERS ?? 1); i += 1) {
+          const worker = spawnRole(i === 0 ? 'worker' : `worker ${i + 1}`, 'temporal/worker-main.js', { ...env, WORKER_METRICS_ADDRESS: 'off' });
+          children.push(worker);
+          await waitForOutput(worker, /worker polling/, ROLE_START_MS);
+        }
       }
       const api = spawnRole('api', 'http/server.js', shape === 'front-door' ? { ...env, DISPATCH_LOOPS: '0' } : env);
       children.push(api);

@@ -14,9 +14,9 @@ import { onShutdownSignal } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
-import { freePort, isPortFree } from './ports';
+import { freePort } from './ports';
 import { terminatePid } from './processes';
-import { findTemporalServer, prepareTemporalDatabases, startTemporalServer } from './temporal-cluster';
+import { findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer } from './temporal-cluster';
 
 const DIST = path.resolve(__dirname, '..');
 
@@ -58,12 +58,11 @@ async function main(): Promise<void> {
     const applied = await migrate(orm).finally(() => orm.close(true));
     if (applied.length) log.info(`applied migrations: ${applied.join(', ')}`);
 
-    const frontend = (await isPortFree(7233)) && (await isPortFree(7234)) ? 7233 : await freePort();
     const server = await startTemporalServer({
       serverBinary: binaries.server,
       root: path.join(config.dataDir, 'temporal-cluster'),
       databaseUrl,
-      ports: { frontend, metrics: await freePort() },
+      ports: { frontend: await freeFrontendPort(), metrics: await freePort() },
       shards: config.cluster.historyShards,
       namespace: config.temporal.namespace,
     }, log);

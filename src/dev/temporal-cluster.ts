@@ -12,10 +12,17 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { Client as PgClient } from 'pg';
 import { temporalCliCacheDir, isExecutableFile } from './temporal-cli';
+import { isPortFree } from './ports';
 import { sleep, terminatePid } from './processes';
 import type { Logger } from './logger';
 
-export const CLUSTER_DATABASES = { history: 'temporal', visibility: 'temporal_visibility' } as const;
+/** The server's two databases: its history and its visibility store. */
+export interface TemporalDatabases {
+  history: string;
+  visibility: string;
+}
+
+export const CLUSTER_DATABASES: TemporalDatabases = { history: 'temporal', visibility: 'temporal_visibility' };
 
 /** Where `npm run setup:temporal -- --server` puts `server` and `sql` (keep in step with the script). */
 export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -41,19 +48,19 @@ function pgTargetOf(databaseUrl: string): PgTarget {
 }
 
 /** Both databases exist with their schemas at the binary's version (idempotent). */
-export async function prepareTemporalDatabases(databaseUrl: string, sqlTool: string): Promise<void> {
+export async function prepareTemporalDatabases(databaseUrl: string, sqlTool: string, names: TemporalDatabases = CLUSTER_DATABASES): Promise<void> {
   const pg = pgTargetOf(databaseUrl);
   const admin = new PgClient({ connectionString: databaseUrl });
   await admin.connect();
   try {
-    for (const name of Object.values(CLUSTER_DATABASES)) {
+    for (const name of Object.values(names)) {
       const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
       if (exists.rowCount === 0) await admin.query(`create database "${name}"`);
     }
   } finally {
     await admin.end();
   }
-  for (const [kind, name] of Object.entries(CLUSTER_DATABASES)) {
+  for (const [kind, name] of Object.entries(names)) {
     const base = ['--plugin', 'postgres12', '--ep', pg.host, '-p', String(pg.port), '-u', pg.user, ...(pg.password ? ['--pw', pg.password] : []), '--db', name];
     const db = new PgClient({ connectionString: withDatabase(databaseUrl, name) });
     await db.connect();
@@ -82,8 +89,25 @@ export interface ClusterPorts {
   metrics: number;
 }
 
+/** The ports the config takes from a frontend port: the services' gRPC and HTTP ports and their membership ports. */
+function portsFrom(frontend: number): number[] {
+  return [0, 1, 2, 6, 10].flatMap((offset) => [frontend + offset, frontend + 100 + offset]);
+}
+
+/**
+ * A frontend port whose whole block is free, 7233 first. Below 32768: the server keeps membership
+ * ports in a smallint column.
+ */
+export async function freeFrontendPort(): Promise<number> {
+  for (let frontend = 7233; frontend < 32_000; frontend += 1_000) {
+    const free = await Promise.all(portsFrom(frontend).map((port) => isPortFree(port)));
+    if (free.every(Boolean)) return frontend;
+  }
+  throw new Error('no free block of ports for the Temporal server below 32768');
+}
+
 /** The server's config for this machine: the module's development-postgres12.yaml, adapted. */
-export function serverConfigYaml(databaseUrl: string, ports: ClusterPorts, shards: number): string {
+export function serverConfigYaml(databaseUrl: string, ports: ClusterPorts, shards: number, names: TemporalDatabases = CLUSTER_DATABASES): string {
   const pg = pgTargetOf(databaseUrl);
   const store = (database: string, conns: number) => `      sql:
         pluginName: "postgres12"
@@ -109,9 +133,9 @@ persistence:
   numHistoryShards: ${shards}
   datastores:
     postgres-default:
-${store(CLUSTER_DATABASES.history, 20)}
+${store(names.history, 20)}
     postgres-visibility:
-${store(CLUSTER_DATABASES.visibility, 4)}
+${store(names.visibility, 4)}
 
 global:
   membership:
@@ -189,11 +213,11 @@ export interface RunningTemporalServer {
  * `namespace` exists (registered when missing, 3 days' retention).
  */
 export async function startTemporalServer(
-  options: { serverBinary: string; root: string; databaseUrl: string; ports: ClusterPorts; shards: number; namespace: string },
+  options: { serverBinary: string; root: string; databaseUrl: string; ports: ClusterPorts; shards: number; namespace: string; databases?: TemporalDatabases },
   log: Logger,
 ): Promise<RunningTemporalServer> {
   await mkdir(path.join(options.root, 'config', 'dynamicconfig'), { recursive: true });
-  await writeFile(path.join(options.root, 'config', 'development.yaml'), serverConfigYaml(options.databaseUrl, options.ports, options.shards));
+  await writeFile(path.join(options.root, 'config', 'development.yaml'), serverConfigYaml(options.databaseUrl, options.ports, options.shards, options.databases));
   await writeFile(path.join(options.root, 'config', 'dynamicconfig', 'delivery.yaml'), DYNAMIC_CONFIG);
   const child = spawn(options.serverBinary, ['--root', options.root, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'], {
     cwd: options.root,
