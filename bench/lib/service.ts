@@ -101,18 +101,24 @@ async function startBenchServer(dataDir: string): Promise<BenchTemporal> {
     const connection = await Connection.connect({ address: server.address });
     await ensureSearchAttributes(connection, 'default').finally(() => connection.close());
   };
-  await start();
+  const dispose = async () => {
+    const admin = await createOrm(adminUrl);
+    for (const name of Object.values(databases)) await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+    await admin.close(true);
+  };
+  try {
+    await start();
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
   return {
     address: `127.0.0.1:${ports.frontend}`,
     start,
     stop: async () => {
       await server?.stop();
     },
-    dispose: async () => {
-      const admin = await createOrm(adminUrl);
-      for (const name of Object.values(databases)) await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
-      await admin.close(true);
-    },
+    dispose,
   };
 }
 

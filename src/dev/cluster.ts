@@ -16,7 +16,7 @@ import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { freePort } from './ports';
 import { terminatePid } from './processes';
-import { findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer } from './temporal-cluster';
+import { findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, temporalDatabasesOf } from './temporal-cluster';
 
 const DIST = path.resolve(__dirname, '..');
 
@@ -51,7 +51,8 @@ async function main(): Promise<void> {
     const postgres = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);
     if (postgres) stops.push(() => postgres.stop());
     const databaseUrl = config.databaseUrl ?? postgres!.url;
-    await prepareTemporalDatabases(databaseUrl, binaries.sql);
+    const databases = temporalDatabasesOf(databaseUrl);
+    await prepareTemporalDatabases(databaseUrl, binaries.sql, databases);
     // Once, before the processes start (as compose's migrate service does): on a fresh database,
     // two processes creating the same tables at once would fail one of them.
     const orm = await createOrm(databaseUrl);
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
       ports: { frontend: await freeFrontendPort(), metrics: await freePort() },
       shards: config.cluster.historyShards,
       namespace: config.temporal.namespace,
+      databases,
     }, log);
     stops.push(() => server.stop());
     const connection = await Connection.connect({ address: server.address });

@@ -22,7 +22,11 @@ export interface TemporalDatabases {
   visibility: string;
 }
 
-export const CLUSTER_DATABASES: TemporalDatabases = { history: 'temporal', visibility: 'temporal_visibility' };
+/** The engine's databases beside the service's own (`delivery` → `delivery_temporal`, …): one cluster per service database. */
+export function temporalDatabasesOf(databaseUrl: string): TemporalDatabases {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || 'delivery';
+  return { history: `${name}_temporal`, visibility: `${name}_temporal_visibility` };
+}
 
 /** Where `npm run setup:temporal -- --server` puts `server` and `sql` (keep in step with the script). */
 export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -48,7 +52,7 @@ function pgTargetOf(databaseUrl: string): PgTarget {
 }
 
 /** Both databases exist with their schemas at the binary's version (idempotent). */
-export async function prepareTemporalDatabases(databaseUrl: string, sqlTool: string, names: TemporalDatabases = CLUSTER_DATABASES): Promise<void> {
+export async function prepareTemporalDatabases(databaseUrl: string, sqlTool: string, names: TemporalDatabases): Promise<void> {
   const pg = pgTargetOf(databaseUrl);
   const admin = new PgClient({ connectionString: databaseUrl });
   await admin.connect();
@@ -107,7 +111,7 @@ export async function freeFrontendPort(): Promise<number> {
 }
 
 /** The server's config for this machine: the module's development-postgres12.yaml, adapted. */
-export function serverConfigYaml(databaseUrl: string, ports: ClusterPorts, shards: number, names: TemporalDatabases = CLUSTER_DATABASES): string {
+export function serverConfigYaml(databaseUrl: string, ports: ClusterPorts, shards: number, names: TemporalDatabases): string {
   const pg = pgTargetOf(databaseUrl);
   const store = (database: string, conns: number) => `      sql:
         pluginName: "postgres12"
@@ -213,7 +217,7 @@ export interface RunningTemporalServer {
  * `namespace` exists (registered when missing, 3 days' retention).
  */
 export async function startTemporalServer(
-  options: { serverBinary: string; root: string; databaseUrl: string; ports: ClusterPorts; shards: number; namespace: string; databases?: TemporalDatabases },
+  options: { serverBinary: string; root: string; databaseUrl: string; ports: ClusterPorts; shards: number; namespace: string; databases: TemporalDatabases },
   log: Logger,
 ): Promise<RunningTemporalServer> {
   await mkdir(path.join(options.root, 'config', 'dynamicconfig'), { recursive: true });
