@@ -2,23 +2,16 @@
  * `npm start`: the whole service in one process tree — API, worker, and whatever embedded default
  * a variable does not replace (PostgreSQL, the Temporal dev server, the dev mailbox).
  */
-import pino from 'pino';
 import { loadConfig } from './config';
 import { startDevMailbox } from './dev/dev-mailbox';
 import { startEmbeddedPostgres } from './dev/embedded-postgres';
 import { startTemporalDevServer } from './dev/temporal-dev-server';
-import { connectCore, onShutdownSignal, startApi, startWorker } from './roles';
+import { connectCore, processLifecycle, startApi, startWorker } from './roles';
 
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel === 'silent' ? 'info' : config.logLevel });
-  const log = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
-  const stops: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => log.error(String(e)));
-  };
-  onShutdownSignal(stopAll, log.info);
+  const { log, stops, stopAll } = processLifecycle(config.logLevel);
 
   try {
     const postgres = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import type { Logger } from './dev/logger';
 import type { Client } from '@temporalio/client';
 import type { Config } from './config';
 import { createOrm, migrate, type Orm } from './db/orm';
@@ -112,6 +114,22 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
 }
 
 /** Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once. */
+/**
+ * What a process that starts others needs (`npm start`, `npm run start:cluster`): a logger at
+ * LOG_LEVEL (at least info: the ready lines matter), and a list of stops run in reverse order on
+ * SIGINT or SIGTERM, or by `stopAll` when starting fails.
+ */
+export function processLifecycle(logLevel: Config['logLevel']): { log: Logger; stops: Array<() => Promise<void>>; stopAll: () => Promise<void> } {
+  const logger = pino({ level: logLevel === 'silent' ? 'info' : logLevel });
+  const log = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((e: unknown) => log.error(String(e)));
+  };
+  onShutdownSignal(stopAll, log.info);
+  return { log, stops, stopAll };
+}
+
 export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) => void): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {

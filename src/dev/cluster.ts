@@ -6,11 +6,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import pino from 'pino';
 import { Connection } from '@temporalio/client';
 import { loadConfig } from '../config';
 import { createOrm, migrate } from '../db/orm';
-import { onShutdownSignal } from '../roles';
+import { processLifecycle } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
@@ -37,13 +36,7 @@ function whenReady(child: ChildProcess, ready: RegExp, name: string): Promise<vo
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel === 'silent' ? 'info' : config.logLevel });
-  const log = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
-  const stops: Array<() => Promise<void>> = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => log.error(String(e)));
-  };
-  onShutdownSignal(stopAll, log.info);
+  const { log, stops, stopAll } = processLifecycle(config.logLevel);
 
   try {
     const binaries = findTemporalServer();

@@ -25,19 +25,20 @@ export interface NewUser {
   name?: string;
 }
 
-/** Creates a user with a fresh API key; the key is returned here and never again. */
-export async function addUser(em: EntityManager, orgId: string, input: NewUser): Promise<{ userId: string; apiKey: string }> {
+/** Creates a user with a fresh API key (returned here and never again), in `organisation` or in none. */
+async function createUser(
+  em: EntityManager,
+  organisation: Organisation | null,
+  input: { email: string; password: string; name?: string; role: Role },
+): Promise<{ userId: string; apiKey: string }> {
   const email = normaliseEmail(input.email);
   if (!isEmailAddress(email)) throw new ValidationError('email is not an email address');
-  if (!ROLES.includes(input.role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
   const weak = passwordProblem(input.password);
   if (weak !== null) throw new ValidationError(weak);
-  const org = isUuid(orgId) ? await em.findOne(Organisation, orgId) : null;
-  if (!org) throw new NotFoundError('organisation not found');
   if ((await em.count(User, { email })) > 0) throw new ConflictError('a user with that email already exists');
   const key = mintApiKey();
   const user = em.create(User, {
-    organisation: org,
+    organisation,
     email,
     name: input.name?.trim() ?? '',
     role: input.role,
@@ -49,28 +50,21 @@ export async function addUser(em: EntityManager, orgId: string, input: NewUser):
   return { userId: user.id, apiKey: key.key };
 }
 
+/** A user of an organisation, with a fresh API key; the key is returned here and never again. */
+export async function addUser(em: EntityManager, orgId: string, input: NewUser): Promise<{ userId: string; apiKey: string }> {
+  if (!ROLES.includes(input.role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
+  const org = isUuid(orgId) ? await em.findOne(Organisation, orgId) : null;
+  if (!org) throw new NotFoundError('organisation not found');
+  return createUser(em, org, input);
+}
+
 /**
  * An operator: a user of no organisation. It cannot use the dashboard or the API (both need an
  * organisation); it signs in only to decode workflow payloads in the Temporal UI (/codec).
  */
 export async function addOperator(em: EntityManager, input: { email: string; password: string; name?: string }): Promise<{ userId: string }> {
-  const email = normaliseEmail(input.email);
-  if (!isEmailAddress(email)) throw new ValidationError('email is not an email address');
-  const weak = passwordProblem(input.password);
-  if (weak !== null) throw new ValidationError(weak);
-  if ((await em.count(User, { email })) > 0) throw new ConflictError('a user with that email already exists');
-  const key = mintApiKey();
-  const user = em.create(User, {
-    organisation: null,
-    email,
-    name: input.name?.trim() ?? '',
-    role: 'member',
-    passwordHash: await hashPassword(input.password),
-    apiKeyHash: key.hash,
-    apiKeyPrefix: key.prefix,
-  });
-  await em.flush();
-  return { userId: user.id };
+  const { userId } = await createUser(em, null, { ...input, role: 'member' });
+  return { userId };
 }
 
 export interface NewOrganisation {

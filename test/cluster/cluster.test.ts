@@ -85,7 +85,7 @@ test(`${ORDERS} orders over two API processes, a worker SIGKILLed mid-burst: eac
   await eventually(async () => {
     const [row] = await em().execute<Array<{ n: string }>>(`select count(*) as n from webhook_delivery where organisation_id = ? and status = 'Success'`, [org.orgId]);
     return Number(row.n) === ORDERS ? true : undefined;
-  }, 150_000, 'every delivery Success');
+  }, 240_000, 'every delivery Success');
   const [counts] = await em().execute<Array<{ purchases: string; receipts: string; distinct_orders: string }>>(
     `select (select count(*) from purchase where organisation_id = ?) as purchases,
             (select count(*) from sent_email where organisation_id = ? and kind = 'receipt' and status = 'sent') as receipts,
@@ -94,7 +94,7 @@ test(`${ORDERS} orders over two API processes, a worker SIGKILLed mid-burst: eac
   );
   expect(counts).toEqual({ purchases: String(ORDERS), receipts: String(ORDERS), distinct_orders: String(ORDERS) });
   expect(mailbox.messages().filter((m) => m.subject.startsWith('Your download:')).length).toBe(ORDERS);
-}, 300_000);
+}, 360_000);
 
 test('Ctrl-C stops the whole cluster: no process of it is left', async () => {
   const pids = [...childrenRunning('server.js'), ...childrenRunning('worker-main.js'), ...childrenRunning('temporal-server/server')];
