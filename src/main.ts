@@ -6,14 +6,12 @@ import { loadConfig } from './config';
 import { startDevMailbox } from './dev/dev-mailbox';
 import { startEmbeddedPostgres } from './dev/embedded-postgres';
 import { startTemporalDevServer } from './dev/temporal-dev-server';
-import { connectCore, processLifecycle, startApi, startWorker } from './roles';
+import { connectCore, runStarter, startApi, startWorker } from './roles';
 
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
-  const { log, stops, stopAll } = processLifecycle(config.logLevel);
-
-  try {
+  await runStarter(config.logLevel, async ({ log, stops }) => {
     const postgres = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);
     if (postgres) stops.push(() => postgres.stop());
     const temporalServer = config.temporal.address ? undefined : await startTemporalDevServer(config, log);
@@ -34,7 +32,7 @@ async function main(): Promise<void> {
     const api = await startApi(core, { temporalUiUrl: temporalServer?.uiUrl, devMailbox: mailbox });
     stops.push(() => api.close());
 
-    const lines = [
+    return [
       `Delivery service ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       `  API          ${config.baseUrl}/api  (listening on ${api.url})`,
       `  API docs     ${config.baseUrl}/docs`,
@@ -47,12 +45,7 @@ async function main(): Promise<void> {
       'Create an organisation: npm run cli -- org create --name "My Shop" --owner-email you@example.com --owner-password "a long password"',
       'Ctrl-C stops everything.',
     ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-  } catch (error) {
-    log.error(`start failed: ${(error as Error).stack ?? String(error)}`);
-    await stopAll();
-    process.exit(1);
-  }
+  });
 }
 
 void main();

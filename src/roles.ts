@@ -115,11 +115,15 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
 
 /** Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once. */
 /**
- * What a process that starts others needs (`npm start`, `npm run start:cluster`): a logger at
- * LOG_LEVEL (at least info: the ready lines matter), and a list of stops run in reverse order on
- * SIGINT or SIGTERM, or by `stopAll` when starting fails.
+ * Runs a process that starts others (`npm start`, `npm run start:cluster`): `start` gets a logger at
+ * LOG_LEVEL (at least info: the ready lines matter) and a list of stops, run in reverse order on
+ * SIGINT or SIGTERM; it returns the lines that say what runs where, printed on stdout. When it
+ * fails, what it started is stopped and the process exits 1.
  */
-export function processLifecycle(logLevel: Config['logLevel']): { log: Logger; stops: Array<() => Promise<void>>; stopAll: () => Promise<void> } {
+export async function runStarter(
+  logLevel: Config['logLevel'],
+  start: (life: { log: Logger; stops: Array<() => Promise<void>> }) => Promise<string[]>,
+): Promise<void> {
   const logger = pino({ level: logLevel === 'silent' ? 'info' : logLevel });
   const log = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
   const stops: Array<() => Promise<void>> = [];
@@ -127,7 +131,14 @@ export function processLifecycle(logLevel: Config['logLevel']): { log: Logger; s
     for (const stop of stops.reverse()) await stop().catch((e: unknown) => log.error(String(e)));
   };
   onShutdownSignal(stopAll, log.info);
-  return { log, stops, stopAll };
+  try {
+    const lines = await start({ log, stops });
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } catch (error) {
+    log.error(`start failed: ${(error as Error).stack ?? String(error)}`);
+    await stopAll();
+    process.exit(1);
+  }
 }
 
 export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) => void): void {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { loadConfig } from '../config';
 import { createOrm, migrate } from '../db/orm';
-import { processLifecycle } from '../roles';
+import { runStarter } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
@@ -36,9 +36,7 @@ function whenReady(child: ChildProcess, ready: RegExp, name: string): Promise<vo
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
-  const { log, stops, stopAll } = processLifecycle(config.logLevel);
-
-  try {
+  await runStarter(config.logLevel, async ({ log, stops }) => {
     const binaries = findTemporalServer();
     if (!binaries) throw new Error('no Temporal server binary: run `npm run setup:temporal -- --server` once (builds it with Go, about 4 minutes)');
     const postgres = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);
@@ -97,7 +95,7 @@ async function main(): Promise<void> {
     }
     await Promise.all(waits);
 
-    const lines = [
+    return [
       `Cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       `  Temporal     ${server.address} (server on PostgreSQL, ${config.cluster.historyShards} history shards; metrics ${server.metricsUrl})`,
       ...children.map(({ name, url }) => `  ${name.padEnd(12)} ${url}${name.startsWith('api') ? ' (API, dashboard, /metrics)' : ' (metrics)'}`),
@@ -105,12 +103,7 @@ async function main(): Promise<void> {
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,
       'Ctrl-C stops everything.',
     ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-  } catch (error) {
-    log.error(`start failed: ${(error as Error).stack ?? String(error)}`);
-    await stopAll();
-    process.exit(1);
-  }
+  });
 }
 
 void main();
