@@ -154,34 +154,41 @@ function printVersion(bin) {
 }
 
 /**
- * `--server`: the full Temporal server and its schema tool (the production shape's engine, on
- * PostgreSQL: `npm run start:cluster`), same version as the CLI's dev server, into their own cache.
+ * `--server`: the full Temporal server, its schema tool and its Web UI server (the production
+ * shape: `npm run start:cluster`), the versions of the CLI's dev server, into their own caches.
  */
 const SERVER_VERSION = 'v1.29.1';
-const SERVER_PACKAGES = [`go.temporal.io/server/cmd/server@${SERVER_VERSION}`, `go.temporal.io/server/cmd/tools/sql@${SERVER_VERSION}`];
-
-function serverCacheDir() {
-  return path.join(path.dirname(cacheDir()), 'temporal-server');
-}
+/** The Web UI of the CLI's dev server (UI 2.42.1), as a server of its own for the cluster. */
+const UI_VERSION = 'v2.42.1';
+const BUILDS = [
+  { dir: 'temporal-server', binaries: ['server', 'sql'], packages: [`go.temporal.io/server/cmd/server@${SERVER_VERSION}`, `go.temporal.io/server/cmd/tools/sql@${SERVER_VERSION}`] },
+  { dir: 'temporal-ui', binaries: ['server'], packages: [`github.com/temporalio/ui-server/v2/cmd/server@${UI_VERSION}`] },
+];
 
 async function buildServer() {
-  const dir = serverCacheDir();
-  const ready = () => ['server', 'sql'].every((name) => isExecutableFile(path.join(dir, name)));
+  for (const build of BUILDS) {
+    if (!(await buildInto(path.join(path.dirname(cacheDir()), build.dir), build.binaries, build.packages))) return undefined;
+  }
+  return path.dirname(cacheDir());
+}
+
+async function buildInto(dir, binaries, packages) {
+  const ready = () => binaries.every((name) => isExecutableFile(path.join(dir, name)));
   if (ready()) return dir;
   const goBin = findOnPath('go');
   if (!goBin) {
-    console.error('Go is needed to build the Temporal server (go.temporal.io/server): install it and run again.');
+    console.error('Go is needed to build the Temporal server and UI: install it and run again.');
     return undefined;
   }
   fs.mkdirSync(dir, { recursive: true });
   const release = await acquireBuildLock(path.join(dir, '.build.lock'));
   try {
     if (ready()) return dir;
-    console.log(`Building the Temporal server ${SERVER_VERSION} and its SQL tool with Go into ${dir} (about 4 minutes the first time)...`);
-    let result = await goInstall(goBin, dir, {}, SERVER_PACKAGES);
+    console.log(`Building ${packages.join(' ')} with Go into ${dir} (a few minutes the first time)...`);
+    let result = await goInstall(goBin, dir, {}, packages);
     if (result.code !== 0 && isChecksumDatabaseError(result.stderr)) {
       console.log('The Go checksum database could not be reached; retrying once with GOSUMDB=off.');
-      result = await goInstall(goBin, dir, { GOSUMDB: 'off' }, SERVER_PACKAGES);
+      result = await goInstall(goBin, dir, { GOSUMDB: 'off' }, packages);
     }
     return result.code === 0 && ready() ? dir : undefined;
   } finally {
@@ -193,7 +200,7 @@ async function main() {
   if (process.argv.includes('--server')) {
     const dir = await buildServer();
     if (!dir) return 1;
-    console.log(`temporal-server: ${dir}`);
+    console.log(`temporal server, SQL tool and UI: ${path.join(dir, 'temporal-server')}, ${path.join(dir, 'temporal-ui')}`);
     return 0;
   }
   let bin = findExisting();

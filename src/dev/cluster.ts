@@ -15,7 +15,9 @@ import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { freePort } from './ports';
 import { terminatePid } from './processes';
-import { findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, temporalDatabasesOf } from './temporal-cluster';
+import {
+  findTemporalServer, findTemporalUi, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, startTemporalUi, temporalDatabasesOf,
+} from './temporal-cluster';
 
 const DIST = path.resolve(__dirname, '..');
 
@@ -84,20 +86,30 @@ async function main(): Promise<void> {
       children.push({ name, child, url });
       return whenReady(child, ready, name);
     };
+    const apiPorts = await Promise.all(Array.from({ length: config.cluster.apiProcesses }, () => freePort()));
+    const uiBinary = findTemporalUi();
+    const uiPort = await freePort();
+    const uiUrl = uiBinary ? `http://localhost:${uiPort}` : undefined;
     const waits: Array<Promise<void>> = [];
-    for (let i = 0; i < config.cluster.apiProcesses; i += 1) {
-      const port = await freePort();
-      waits.push(launch(`api ${i + 1}`, 'http/server.js', { PORT: String(port), BASE_URL: `http://localhost:${port}` }, /API listening/, `http://localhost:${port}`));
-    }
+    apiPorts.forEach((port, i) => {
+      const env = { PORT: String(port), BASE_URL: `http://localhost:${port}`, ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}) };
+      waits.push(launch(`api ${i + 1}`, 'http/server.js', env, /API listening/, `http://localhost:${port}`));
+    });
     for (let i = 0; i < config.cluster.workerProcesses; i += 1) {
       const metrics = `127.0.0.1:${await freePort()}`;
       waits.push(launch(`worker ${i + 1}`, 'temporal/worker-main.js', { WORKER_METRICS_ADDRESS: metrics }, /worker polling/, `http://${metrics}/metrics`));
     }
     await Promise.all(waits);
+    const ui = uiBinary && await startTemporalUi({
+      uiBinary, root: path.join(config.dataDir, 'temporal-ui'), serverAddress: server.address, port: uiPort,
+      codecEndpoint: `http://localhost:${apiPorts[0]}/codec`, apiOrigins: apiPorts.map((port) => `http://localhost:${port}`),
+    });
+    if (ui) stops.push(() => ui.stop());
 
     return [
       `Cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       `  Temporal     ${server.address} (server on PostgreSQL, ${config.cluster.historyShards} history shards; metrics ${server.metricsUrl})`,
+      `  Temporal UI  ${ui ? `${ui.url} (decodes payloads through http://localhost:${apiPorts[0]}/codec for a signed-in operator)` : '(not built: npm run setup:temporal -- --server)'}`,
       ...children.map(({ name, url }) => `  ${name.padEnd(12)} ${url}${name.startsWith('api') ? ' (API, dashboard, /metrics)' : ' (metrics)'}`),
       `  Mailbox      ${mailbox ? `SMTP ${mailbox.url}` : `(external SMTP ${config.smtpUrl})`}`,
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,

@@ -275,3 +275,59 @@ async function untilNamespace(address: string, namespace: string, child: ChildPr
     }
   }
 }
+
+/** The Temporal Web UI server (github.com/temporalio/ui-server v2.42.1, built beside the server). */
+export function findTemporalUi(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const binary = path.join(path.dirname(temporalServerCacheDir(env)), 'temporal-ui', 'server');
+  return isExecutableFile(binary) ? binary : undefined;
+}
+
+export interface RunningTemporalUi {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Web UI for the server at `serverAddress`, on `port` of loopback, decoding payloads through
+ * the API's codec endpoint with the operator's session cookie (the UI and the API are same-site on
+ * `localhost`).
+ */
+export async function startTemporalUi(
+  options: { uiBinary: string; root: string; serverAddress: string; port: number; codecEndpoint: string; apiOrigins: string[] },
+): Promise<RunningTemporalUi> {
+  await mkdir(path.join(options.root, 'config'), { recursive: true });
+  await writeFile(path.join(options.root, 'config', 'development.yaml'), `temporalGrpcAddress: ${options.serverAddress}
+port: ${options.port}
+enableUi: true
+defaultNamespace: default
+cors:
+  allowOrigins: ${JSON.stringify(options.apiOrigins)}
+codec:
+  endpoint: ${options.codecEndpoint}
+  passAccessToken: false
+  includeCredentials: true
+`);
+  const child = spawn(options.uiBinary, ['--root', options.root, '--config', 'config', '--env', 'development', 'start'], {
+    cwd: options.root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const remember = (chunk: Buffer) => { output = (output + chunk.toString('utf8')).slice(-5000); };
+  child.stdout?.on('data', remember);
+  child.stderr?.on('data', remember);
+  const url = `http://localhost:${options.port}`;
+  const stop = async () => {
+    if (child.pid !== undefined && child.exitCode === null) await terminatePid(child.pid, ['SIGTERM', 'SIGKILL'], 10_000);
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the Temporal UI exited (${child.exitCode}):\n${output}`);
+    const ok = await fetch(`http://127.0.0.1:${options.port}/api/v1/settings`).then((r) => r.ok, () => false);
+    if (ok) return { url, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the Temporal UI did not answer within 30 s:\n${output}`);
+    }
+    await sleep(500);
+  }
+}

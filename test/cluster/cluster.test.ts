@@ -94,11 +94,22 @@ test(`${ORDERS} orders over two API processes, a worker SIGKILLed mid-burst: eac
   );
   expect(counts).toEqual({ purchases: String(ORDERS), receipts: String(ORDERS), distinct_orders: String(ORDERS) });
   expect(mailbox.messages().filter((m) => m.subject.startsWith('Your download:')).length).toBe(ORDERS);
+
+  // The cluster's Temporal UI lists them, found by the service's search attributes.
+  const ui = /Temporal UI\s+(http:\/\/localhost:\d+)/.exec(output)?.[1];
+  expect(ui).toBeDefined();
+  const query = encodeURIComponent(`OrgId="${org.orgId}" AND Platform="cart-e" AND OrderId="cluster-7"`);
+  const found = await eventually(async () => {
+    const res = await fetch(`${ui}/api/v1/namespaces/default/workflows?query=${query}`);
+    const body = (await res.json()) as { executions?: Array<{ execution: { workflowId: string } }> };
+    return body.executions?.length ? body.executions : undefined;
+  }, 30_000, 'the workflow in the UI');
+  expect(found.map((e) => e.execution.workflowId)).toEqual([expect.stringContaining(`/cart-e/cluster-7/`)]);
 }, 360_000);
 
 test('Ctrl-C stops the whole cluster: no process of it is left', async () => {
-  const pids = [...childrenRunning('server.js'), ...childrenRunning('worker-main.js'), ...childrenRunning('temporal-server/server')];
-  expect(pids.length).toBeGreaterThanOrEqual(3);
+  const pids = [...childrenRunning('server.js'), ...childrenRunning('worker-main.js'), ...childrenRunning('temporal-server/server'), ...childrenRunning('temporal-ui/server')];
+  expect(pids.length).toBeGreaterThanOrEqual(6);
   cluster.kill('SIGINT');
   await new Promise((resolve) => cluster.once('exit', resolve));
   const alive = pids.filter((pid) => {
