@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { loadConfig } from '../../src/config';
 
 const root = path.join(__dirname, '..', '..');
 
@@ -12,6 +13,7 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string };
   ports?: string[];
+  deploy?: { replicas?: number };
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -36,17 +38,33 @@ describe('docker-compose.yml (production shape)', () => {
   const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as ComposeFile;
   const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
 
-  it('publishes nothing unauthenticated beyond the host\'s loopback: only the API listens outside', () => {
+  it('publishes nothing unauthenticated beyond the host\'s loopback: only the proxy in front of the API listens outside', () => {
+    expect(compose.services.api.ports ?? []).toEqual([]);
+    expect(compose.services.proxy.ports).toEqual(['3000:80']);
     for (const [name, service] of Object.entries(compose.services)) {
       for (const port of service.ports ?? []) {
-        if (name === 'api') continue;
+        if (name === 'proxy') continue;
         expect([name, port]).toEqual([name, expect.stringMatching(/^127\.0\.0\.1:/)]);
       }
     }
   });
 
+  it('runs what npm run start:cluster runs, with the same values', () => {
+    const defaults = loadConfig({});
+    expect(compose.services.api.deploy?.replicas).toBe(defaults.cluster.apiProcesses);
+    expect(compose.services.worker.deploy?.replicas).toBe(defaults.cluster.workerProcesses);
+    expect(Number(env(compose.services.temporal).NUM_HISTORY_SHARDS)).toBe(defaults.cluster.historyShards);
+    expect(compose.services.temporal.image).toMatch(/:1\.29\.1$/);
+    expect(readFileSync(path.join(root, 'scripts', 'setup-temporal.js'), 'utf8')).toContain("SERVER_VERSION = 'v1.29.1'");
+    // The API trusts the proxy's X-Forwarded-For; workers export metrics Prometheus scrapes.
+    expect(env(compose.services.api).TRUST_PROXY).toBe('uniquelocal');
+    expect(env(compose.services.worker).WORKER_METRICS_ADDRESS).toBe('0.0.0.0:9464');
+    expect(compose.services).toHaveProperty('prometheus');
+    expect(env(compose.services['temporal-ui']).TEMPORAL_CODEC_ENDPOINT).toMatch(/\/codec$/);
+  });
+
   it('has every service of the production shape', () => {
-    for (const name of ['postgres', 'temporal', 'temporal-ui', 'mailpit', 'api', 'worker']) {
+    for (const name of ['postgres', 'temporal', 'temporal-ui', 'mailpit', 'api', 'worker', 'proxy', 'prometheus']) {
       expect(compose.services).toHaveProperty(name);
     }
     expect(compose.services.postgres.image).toMatch(/^postgres:1[4-9]/);
