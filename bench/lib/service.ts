@@ -16,11 +16,13 @@ import { loadConfig } from '../../src/config';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { freePort } from '../../src/dev/ports';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
-import { findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, type RunningTemporalServer } from '../../src/dev/temporal-cluster';
+import {
+  findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, untilNamespace, type RunningTemporalServer,
+} from '../../src/dev/temporal-cluster';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
-import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../test/helpers/child-processes';
+import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
 import { createTestDatabase } from '../../test/helpers/database';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -133,21 +135,7 @@ export async function startBenchTemporal(dataDir: string, tuning?: readonly stri
   let child: WatchedChild | undefined;
   const start = async () => {
     child = spawnWatched(cli, args, { cwd: ROOT, env: process.env });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
-        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-        try {
-          await connection.workflowService.describeNamespace({ namespace: 'default' });
-          return;
-        } finally {
-          await connection.close();
-        }
-      } catch (error) {
-        if (Date.now() > deadline) throw new Error(`Temporal dev server not ready: ${(error as Error).message}\n${child.output()}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
+    await untilNamespace(address, 'default', child);
   };
   await start();
   return { address, start, stop: async () => { if (child) await stopChild(child.child); }, dispose: async () => undefined };

@@ -4,7 +4,6 @@
  * CLUSTER_WORKER_PROCESSES worker processes, each its own Node process on its own port, the dev
  * mailbox when SMTP_URL is unset. A line per URL; Ctrl-C stops all of it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { loadConfig } from '../config';
@@ -14,26 +13,12 @@ import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { freePort } from './ports';
-import { terminatePid } from './processes';
+import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from './child-processes';
 import {
   findTemporalServer, findTemporalUi, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, startTemporalUi, temporalDatabasesOf,
 } from './temporal-cluster';
 
 const DIST = path.resolve(__dirname, '..');
-
-/** Resolves once `child` printed a line matching `ready`; rejects if it exits first. */
-function whenReady(child: ChildProcess, ready: RegExp, name: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const onData = (chunk: Buffer) => {
-      seen = (seen + chunk.toString('utf8')).slice(-20_000);
-      if (ready.test(seen)) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${seen.slice(-3000)}`)));
-  });
-}
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -69,10 +54,9 @@ async function main(): Promise<void> {
     const mailbox = config.smtpUrl ? undefined : await startDevMailbox(log);
     if (mailbox) stops.push(() => mailbox.stop());
 
-    const children: Array<{ name: string; child: ChildProcess; url: string }> = [];
+    const children: Array<{ name: string; watched: WatchedChild; url: string }> = [];
     stops.push(async () => {
-      await Promise.all(children.map(({ child }) => (child.pid !== undefined && child.exitCode === null
-        ? terminatePid(child.pid, ['SIGTERM', 'SIGKILL'], 60_000) : undefined)));
+      await Promise.all(children.map(({ watched }) => stopChild(watched.child, 60_000)));
     });
     const common = {
       ...process.env,
@@ -82,9 +66,11 @@ async function main(): Promise<void> {
       DATA_DIR: config.dataDir,
     };
     const launch = (name: string, script: string, env: NodeJS.ProcessEnv, ready: RegExp, url: string) => {
-      const child = spawn(process.execPath, [path.join(DIST, script)], { env: { ...common, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      children.push({ name, child, url });
-      return whenReady(child, ready, name);
+      const watched = spawnWatched(process.execPath, [path.join(DIST, script)], { cwd: process.cwd(), env: { ...common, ...env } });
+      children.push({ name, watched, url });
+      return waitForOutput(watched, ready, 120_000).catch((error: Error) => {
+        throw new Error(`${name}: ${error.message}`);
+      });
     };
     const apiPorts = await Promise.all(Array.from({ length: config.cluster.apiProcesses }, () => freePort()));
     const uiBinary = findTemporalUi();

@@ -5,7 +5,7 @@
  * (embedded in the binary), writes a config (history shards, archival off), starts the server from
  * its own folder (the dynamic-config path is relative to it) and registers the namespace.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -13,7 +13,8 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { Client as PgClient } from 'pg';
 import { temporalCliCacheDir, isExecutableFile } from './temporal-cli';
 import { isPortFree } from './ports';
-import { sleep, terminatePid } from './processes';
+import { spawnWatched, stopChild, type WatchedChild } from './child-processes';
+import { sleep } from './processes';
 import type { Logger } from './logger';
 
 /** The server's two databases: its history and its visibility store. */
@@ -208,7 +209,6 @@ limit.maxIDLength:
 export interface RunningTemporalServer {
   address: string;
   metricsUrl: string;
-  child: ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -223,35 +223,30 @@ export async function startTemporalServer(
   await mkdir(path.join(options.root, 'config', 'dynamicconfig'), { recursive: true });
   await writeFile(path.join(options.root, 'config', 'development.yaml'), serverConfigYaml(options.databaseUrl, options.ports, options.shards, options.databases));
   await writeFile(path.join(options.root, 'config', 'dynamicconfig', 'delivery.yaml'), DYNAMIC_CONFIG);
-  const child = spawn(options.serverBinary, ['--root', options.root, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'], {
-    cwd: options.root,
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const server = spawnWatched(options.serverBinary, ['--root', options.root, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start'], {
+    cwd: options.root, env: process.env,
   });
-  const output: string[] = [];
-  const remember = (chunk: Buffer) => {
-    output.push(chunk.toString('utf8'));
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on('data', remember);
-  child.stderr?.on('data', remember);
   const address = `127.0.0.1:${options.ports.frontend}`;
-  const stop = async () => {
-    if (child.pid !== undefined && child.exitCode === null) await terminatePid(child.pid, ['SIGTERM', 'SIGKILL'], 30_000);
-  };
+  const stop = () => stopChild(server.child);
   try {
-    await untilNamespace(address, options.namespace, child, () => output.join('').slice(-3000));
+    await untilNamespace(address, options.namespace, server);
   } catch (error) {
     await stop();
     throw error;
   }
   log.info(`Temporal server at ${address} on PostgreSQL (${options.shards} history shards), metrics http://127.0.0.1:${options.ports.metrics}/metrics`);
-  return { address, metricsUrl: `http://127.0.0.1:${options.ports.metrics}/metrics`, child, stop };
+  return { address, metricsUrl: `http://127.0.0.1:${options.ports.metrics}/metrics`, stop };
 }
 
-async function untilNamespace(address: string, namespace: string, child: ChildProcess, recent: () => string): Promise<void> {
+/**
+ * Waits until the server at `address` answers for `namespace`, registering it when missing (3
+ * days' retention); throws with the server's output if it exits or 2 minutes pass.
+ */
+export async function untilNamespace(address: string, namespace: string, server: WatchedChild): Promise<void> {
+  const recent = () => server.output().slice(-3000);
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the Temporal server exited (${child.exitCode}):\n${recent()}`);
+    if (server.child.exitCode !== null) throw new Error(`the Temporal server exited (${server.child.exitCode}):\n${recent()}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 2_000 });
       try {
@@ -307,26 +302,19 @@ codec:
   passAccessToken: false
   includeCredentials: true
 `);
-  const child = spawn(options.uiBinary, ['--root', options.root, '--config', 'config', '--env', 'development', 'start'], {
-    cwd: options.root,
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const ui = spawnWatched(options.uiBinary, ['--root', options.root, '--config', 'config', '--env', 'development', 'start'], {
+    cwd: options.root, env: process.env,
   });
-  let output = '';
-  const remember = (chunk: Buffer) => { output = (output + chunk.toString('utf8')).slice(-5000); };
-  child.stdout?.on('data', remember);
-  child.stderr?.on('data', remember);
   const url = `http://localhost:${options.port}`;
-  const stop = async () => {
-    if (child.pid !== undefined && child.exitCode === null) await terminatePid(child.pid, ['SIGTERM', 'SIGKILL'], 10_000);
-  };
+  const stop = () => stopChild(ui.child, 10_000);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the Temporal UI exited (${child.exitCode}):\n${output}`);
+    if (ui.child.exitCode !== null) throw new Error(`the Temporal UI exited (${ui.child.exitCode}):\n${ui.output()}`);
     const ok = await fetch(`http://127.0.0.1:${options.port}/api/v1/settings`).then((r) => r.ok, () => false);
     if (ok) return { url, stop };
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`the Temporal UI did not answer within 30 s:\n${output}`);
+      throw new Error(`the Temporal UI did not answer within 30 s:\n${ui.output()}`);
     }
     await sleep(500);
   }

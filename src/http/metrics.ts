@@ -8,7 +8,7 @@ import client, { type Counter, type Registry } from '@prometheus-io/client';
 import fastifyMetrics from 'fastify-metrics';
 import type { FastifyInstance } from 'fastify';
 import type { Orm } from '../db/orm';
-import { outboxBacklog } from '../services/workflow-outbox';
+import { outboxBacklog, type OutboxBacklog } from '../services/workflow-outbox';
 
 export interface ApiMetrics {
   /** Webhook deliveries answered, by platform and HTTP status. */
@@ -40,12 +40,19 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm): Promise<A
   });
   const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
     new client.Counter<L>({ name, help, labelNames, registers: [registry] });
+  // Both outbox gauges come from one query per scrape: the first to collect starts it, the other
+  // joins it (a scrape collects its metrics together).
+  let backlog: { at: number; reading: Promise<OutboxBacklog> } | undefined;
+  const readBacklog = () => {
+    if (!backlog || Date.now() - backlog.at > 1_000) backlog = { at: Date.now(), reading: outboxBacklog(orm.em.fork(), null) };
+    return backlog.reading;
+  };
   new client.Gauge({
     name: 'delivery_outbox_waiting_rows',
     help: 'Workflow starts recorded and not yet taken by Temporal (all API processes share the outbox)',
     registers: [registry],
     async collect() {
-      this.set((await outboxBacklog(orm.em.fork(), null)).waiting);
+      this.set((await readBacklog()).waiting);
     },
   });
   new client.Gauge({
@@ -53,7 +60,7 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm): Promise<A
     help: 'Age of the oldest workflow start waiting in the outbox (0 when none waits)',
     registers: [registry],
     async collect() {
-      this.set((await outboxBacklog(orm.em.fork(), null)).oldestAgeSeconds);
+      this.set((await readBacklog()).oldestAgeSeconds);
     },
   });
   return {

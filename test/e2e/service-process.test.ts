@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/dev/ports';
-import { exitOf, spawnWatched, waitForOutput, type WatchedChild } from '../helpers/child-processes';
+import { exitOf, spawnWatched, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct } from '../helpers/seed';
 import { orderBody, seedWebhookOrg, send } from '../helpers/webhooks';

@@ -1,4 +1,4 @@
-/** Processes a test or benchmark starts and watches: their output, readiness and exit. */
+/** Processes the service, its tests and benchmarks start and watch: their output, readiness and exit. */
 import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface WatchedChild {
