@@ -70,6 +70,8 @@ const EnvSchema = z.object({
   TRUST_PROXY: optionalText,
   HOUSEKEEPING_INTERVAL: z.string().default('10m'),
   SIGNATURE_REPLAY_WINDOW: z.string().default('720h'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('delivery-service'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -132,6 +134,11 @@ export interface Config {
   housekeepingIntervalMs: number;
   /** How long a body-less signature's signed value is remembered against replays (SIGNATURE_REPLAY_WINDOW, 30 days). */
   signatureReplayWindowMs: number;
+  /**
+   * OpenTelemetry traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector
+   * (spans go to `<endpoint>/v1/traces`), under OTEL_SERVICE_NAME.
+   */
+  tracing: { otlpEndpoint?: string; serviceName: string };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -190,7 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
     signatureReplayWindowMs: duration('SIGNATURE_REPLAY_WINDOW'),
+    tracing: { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT && stripTrailingSlash(e.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: e.OTEL_SERVICE_NAME },
     logLevel: e.LOG_LEVEL,
   };
-  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster) });
+  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster), tracing: Object.freeze(config.tracing) });
 }

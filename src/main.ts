@@ -7,11 +7,13 @@ import { startDevMailbox } from './dev/dev-mailbox';
 import { startEmbeddedPostgres } from './dev/embedded-postgres';
 import { startTemporalDevServer } from './dev/temporal-dev-server';
 import { connectCore, runStarter, startApi, startWorker } from './roles';
+import { installTracing, uninstallTracing } from './telemetry/tracing';
 
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   await runStarter(config.logLevel, async ({ log, stops }) => {
+    if (installTracing(config.tracing).enabled) stops.push(uninstallTracing);
     const postgres = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);
     if (postgres) stops.push(() => postgres.stop());
     const temporalServer = config.temporal.address ? undefined : await startTemporalDevServer(config, log);
@@ -39,6 +41,7 @@ async function main(): Promise<void> {
       `  Dashboard    ${config.baseUrl}/`,
       `  Customers    ${config.siteUrl}/my`,
       `  Temporal UI  ${temporalServer ? temporalServer.uiUrl : `(external cluster at ${config.temporal.address})`}`,
+      `  Traces       ${config.tracing.otlpEndpoint ? `OTLP to ${config.tracing.otlpEndpoint} as "${config.tracing.serviceName}"` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}`,
       `  Metrics      ${config.baseUrl}/metrics (API), ${config.workerMetricsAddress ? `http://${config.workerMetricsAddress}/metrics (worker)` : 'worker: off'}`,
       `  Mailbox      ${mailbox ? `${config.baseUrl}/settings/mailbox (SMTP ${mailbox.url})` : `(external SMTP ${config.smtpUrl})`}`,
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,

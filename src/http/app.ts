@@ -1,3 +1,4 @@
+import FastifyOtelInstrumentation from '@fastify/otel';
 import Fastify, { type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
@@ -10,6 +11,7 @@ import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
 import { Housekeeping } from '../services/housekeeping';
+import { activeTracing } from '../telemetry/tracing';
 import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
@@ -59,6 +61,9 @@ export interface AppDeps extends AppOptions {
   metrics: ApiMetrics;
 }
 
+/** Probes and scrapes: no trace of their own. */
+const UNTRACED_PATHS = /^\/(metrics|healthz|readyz)(\?|$)/;
+
 /**
  * Builds the whole HTTP app (API, webhooks, dashboard, customer pages) and its outbox dispatcher,
  * which runs from `ready` to `close` (DISPATCH_LOOPS=0: none); never listens.
@@ -78,6 +83,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) =>
       sendError(request, reply, error.statusCode ?? 400, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'path parameter too long' : 'malformed URL'),
   });
+  if (activeTracing().enabled) {
+    // Before any route, so each request's span is the parent of what its handler does (the outbox
+    // rows it records keep that span's context for their dispatch). Lifecycle hooks get no spans.
+    const instrumentation = new FastifyOtelInstrumentation({ instrumentHooks: false, ignorePaths: ({ url }) => UNTRACED_PATHS.test(url) });
+    await app.register(instrumentation.plugin());
+  }
   const dispatcher = new WorkflowDispatcher({
     orm: options.orm,
     fulfilment: options.fulfilment,

@@ -1,5 +1,6 @@
 /** The API role for production (npm run start:api): any number of these behind a load balancer. */
 import { loadConfig } from '../config';
+import { installTracing, uninstallTracing } from '../telemetry/tracing';
 import { connectCore, onShutdownSignal, required, startApi } from '../roles';
 
 async function main(): Promise<void> {
@@ -8,12 +9,14 @@ async function main(): Promise<void> {
     databaseUrl: required('DATABASE_URL', config.databaseUrl),
     temporalAddress: required('TEMPORAL_ADDRESS', config.temporal.address),
   };
+  installTracing(config.tracing);
   const core = await connectCore(config, endpoints);
   const api = await startApi(core);
   process.stderr.write(`API listening on ${api.url} (public ${config.baseUrl})\n`);
   onShutdownSignal(async () => {
     await api.close();
     await core.close();
+    await uninstallTracing();
   }, (msg) => api.app.log.info(msg));
 }
 

@@ -1,4 +1,5 @@
 import nodemailer, { type Transporter } from 'nodemailer';
+import { inSpan, SpanKind } from '../telemetry/tracing';
 
 export interface OutgoingMail {
   to: string | string[];
@@ -16,9 +17,11 @@ export interface Mailer {
 export function createMailer(smtpUrl: string, from: string): Mailer {
   const transporter: Transporter = nodemailer.createTransport(smtpUrl, { pool: true, maxConnections: 5 } as never);
   return {
-    async send(mail) {
-      const info = await transporter.sendMail({ from, ...mail });
-      return { messageId: String(info.messageId) };
+    send(mail) {
+      return inSpan('smtp send', { kind: SpanKind.CLIENT }, async () => {
+        const info = await transporter.sendMail({ from, ...mail });
+        return { messageId: String(info.messageId) };
+      });
     },
     close() {
       transporter.close();

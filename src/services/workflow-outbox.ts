@@ -7,8 +7,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispatch';
 import { preparedRows } from '../db/sql';
+import { currentTraceParent } from '../telemetry/tracing';
 
-export type ClaimedDispatch = DispatchRequest & { id: string; workflowId: string; attempts: number };
+export type ClaimedDispatch = DispatchRequest & { id: string; workflowId: string; attempts: number; traceParent: string | null };
 
 export interface DispatchFailure {
   id: string;
@@ -30,14 +31,15 @@ export interface OutboxBacklog {
  * by the database's clock, the one every dispatcher compares with (an injected business clock plays
  * no part in when work is done).
  */
-export const DISPATCH_INSERT_SQL = `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts)
-  select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0
-  from jsonb_to_recordset(?::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb)`;
+export const DISPATCH_INSERT_SQL = `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts, trace_parent)
+  select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0, r.trace_parent
+  from jsonb_to_recordset(?::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
 
-/** The parameter of DISPATCH_INSERT_SQL. */
+/** The parameter of DISPATCH_INSERT_SQL; the rows keep the current trace context (when tracing is on). */
 export function dispatchRowsJson(dispatches: NewDispatch[]): string {
+  const traceParent = currentTraceParent();
   return JSON.stringify(dispatches.map((d) => ({
-    id: randomUUID(), organisation_id: d.orgId, kind: d.kind, workflow_id: d.workflowId, payload: d.payload,
+    id: randomUUID(), organisation_id: d.orgId, kind: d.kind, workflow_id: d.workflowId, payload: d.payload, trace_parent: traceParent,
   })));
 }
 
@@ -52,13 +54,15 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
  * transaction holds are skipped, not waited for.
  */
 export async function claimDueDispatches(tx: EntityManager, limit: number): Promise<ClaimedDispatch[]> {
-  const rows = await preparedRows<{ id: string; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number }>(
+  const rows = await preparedRows<{ id: string; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number; trace_parent: string | null }>(
     tx,
-    `select id, kind, workflow_id, payload, attempts from workflow_dispatch
+    `select id, kind, workflow_id, payload, attempts, trace_parent from workflow_dispatch
      where due_at <= now() order by due_at limit ? for update skip locked`,
     [limit],
   );
-  return rows.map((r) => ({ id: r.id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload, attempts: r.attempts }) as ClaimedDispatch);
+  return rows.map((r) => ({
+    id: r.id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload, attempts: r.attempts, traceParent: r.trace_parent,
+  }) as ClaimedDispatch);
 }
 
 /** Rows Temporal took: gone from the outbox. */

@@ -9,6 +9,8 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { isGrpcServiceError } from '@temporalio/client';
 import type { Config } from '../config';
 import type { KeyRing } from '../security/key-ring';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import type { DispatchRequest } from '../domain/dispatch';
 import { ServiceUnavailableError } from '../domain/errors';
@@ -49,7 +51,8 @@ export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
  */
 export function connectTemporal(address: string, namespace: string, keyRing: KeyRing): { connection: Connection; client: Client } {
   const connection = Connection.lazy({ address });
-  return { connection, client: new Client({ connection, namespace, dataConverter: encryptedPayloads(keyRing) }) };
+  const interceptors = activeTracing().enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  return { connection, client: new Client({ connection, namespace, dataConverter: encryptedPayloads(keyRing), interceptors }) };
 }
 
 /**

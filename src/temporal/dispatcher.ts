@@ -14,6 +14,7 @@ import {
   type ClaimedDispatch,
   type DispatchFailure,
 } from '../services/workflow-outbox';
+import { inSpan, SpanKind } from '../telemetry/tracing';
 import type { FulfilmentClient } from './client';
 
 export interface DispatcherOptions {
@@ -77,7 +78,8 @@ export class WorkflowDispatcher {
       const failures: DispatchFailure[] = [];
       await Promise.all(rows.map(async (row: ClaimedDispatch) => {
         try {
-          await this.options.fulfilment.dispatch(row);
+          await inSpan(`dispatch ${row.kind}`, { traceParent: row.traceParent, kind: SpanKind.PRODUCER, attributes: { 'workflow.id': row.workflowId } },
+            () => this.options.fulfilment.dispatch(row));
           done.push(row.id);
         } catch (error) {
           const attempts = row.attempts + 1;

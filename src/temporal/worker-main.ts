@@ -1,5 +1,6 @@
 /** The worker role for production (npm run start:worker): any number of these on one task queue. */
 import { loadConfig } from '../config';
+import { installTracing, uninstallTracing } from '../telemetry/tracing';
 import { connectCore, onShutdownSignal, required, startWorker } from '../roles';
 
 async function main(): Promise<void> {
@@ -9,12 +10,14 @@ async function main(): Promise<void> {
     temporalAddress: required('TEMPORAL_ADDRESS', config.temporal.address),
     smtpUrl: required('SMTP_URL', config.smtpUrl),
   };
+  installTracing(config.tracing);
   const core = await connectCore(config, endpoints);
   const worker = await startWorker(core, endpoints);
   process.stderr.write(`worker polling task queue "${config.temporal.taskQueue}" on ${endpoints.temporalAddress}\n`);
   onShutdownSignal(async () => {
     await worker.close();
     await core.close();
+    await uninstallTracing();
   }, (msg) => process.stderr.write(`${msg}\n`));
   await worker.done;
 }

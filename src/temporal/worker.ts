@@ -2,7 +2,13 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { KeyRing } from '../security/key-ring';
 import { encryptedPayloads } from './encryption-codec';
-import { prebuiltBundle, WORKFLOWS_PATH } from './workflow-bundle';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import { activeTracing } from '../telemetry/tracing';
+import { prebuiltBundle, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflow-bundle';
 
 export interface WorkerSetup {
   deps: ActivityDeps;
@@ -37,20 +43,39 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
   }
 }
 
-function workflowSource(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  return bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH };
+function workflowSource(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> & { workflowModules?: string[] } {
+  return bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH, workflowModules: WORKFLOW_INTERCEPTOR_MODULES };
+}
+
+/**
+ * Tracing: activities run in a span that continues their workflow's trace, and the spans workflows
+ * make in the sandbox leave it through the `exporter` sink (always registered: the bundle always has
+ * the workflow interceptors; with tracing off the sink drops them).
+ */
+function tracingOptions(): Pick<WorkerOptions, 'sinks'> & { activityInterceptors: NonNullable<WorkerOptions['interceptors']>['activity'] } {
+  const tracing = activeTracing();
+  return {
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    activityInterceptors: tracing.enabled
+      ? [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })]
+      : [],
+  };
 }
 
 /** The worker role: runs every workflow and activity of the service on one task queue. */
 export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
   installTemporalRuntime(setup.metricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
+  const { workflowModules, ...source } = workflowSource(setup.workflowBundle ?? prebuiltBundle());
+  const { sinks, activityInterceptors } = tracingOptions();
   const worker = await Worker.create({
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(setup.deps),
-    ...workflowSource(setup.workflowBundle ?? prebuiltBundle()),
+    ...source,
+    interceptors: { activity: activityInterceptors, workflowModules },
+    sinks,
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing),

@@ -11,11 +11,17 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
+/**
+ * OpenTelemetry's workflow interceptors are always in the bundle, so one bundle replays every
+ * history whether tracing was on or off; with tracing off their spans go to a no-op sink.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+
 /** Where the build puts the bundle: `dist/workflow-bundle.js` for `dist/src/temporal/…`. */
 export const PREBUILT_BUNDLE_PATH = path.resolve(__dirname, '../../workflow-bundle.js');
 
 export async function writeWorkflowBundle(outFile: string, workflowsPath: string = WORKFLOWS_PATH): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: new DefaultLogger('WARN') });
   await mkdir(path.dirname(outFile), { recursive: true });
   await writeFile(outFile, code);
   return outFile;

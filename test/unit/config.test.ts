@@ -31,6 +31,14 @@ describe('config', () => {
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
   });
 
+  test('traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT names an http(s) collector', () => {
+    expect(loadConfig({}).tracing).toEqual({ otlpEndpoint: undefined, serviceName: 'delivery-service' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_SERVICE_NAME: 'shop-a' }).tracing)
+      .toEqual({ otlpEndpoint: 'http://collector:4318', serviceName: 'shop-a' });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+  });
+
   test('durations', () => {
     expect(parseDuration('30s')).toBe(30_000);
     expect(parseDuration('15m')).toBe(900_000);

@@ -38,4 +38,8 @@ export class WorkflowDispatch {
 
   @Property({ type: 'text', nullable: true })
   lastError!: string | null;
+
+  /** The W3C `traceparent` of the request that recorded the row, so its dispatch joins that trace. */
+  @Property({ type: 'text', nullable: true })
+  traceParent!: string | null;
 }
