@@ -20,6 +20,9 @@ import {
 
 const DIST = path.resolve(__dirname, '..');
 
+/** How long a dead API or worker process stays down before it is started again. */
+const RESTART_DELAY_MS = 1_000;
+
 async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
@@ -54,9 +57,13 @@ async function main(): Promise<void> {
     const mailbox = config.smtpUrl ? undefined : await startDevMailbox(log);
     if (mailbox) stops.push(() => mailbox.stop());
 
+    // Supervised like an orchestrator would: an API or worker process that dies is started again
+    // (after RESTART_DELAY_MS), on the same port, until Ctrl-C.
+    let stopping = false;
     const children: Array<{ name: string; watched: WatchedChild; url: string }> = [];
     stops.push(async () => {
-      await Promise.all(children.map(({ watched }) => stopChild(watched.child, 60_000)));
+      stopping = true;
+      await Promise.all(children.map((c) => stopChild(c.watched.child, 60_000)));
     });
     const common = {
       ...process.env,
@@ -66,9 +73,22 @@ async function main(): Promise<void> {
       DATA_DIR: config.dataDir,
     };
     const launch = (name: string, script: string, env: NodeJS.ProcessEnv, ready: RegExp, url: string) => {
-      const watched = spawnWatched(process.execPath, [path.join(DIST, script)], { cwd: process.cwd(), env: { ...common, ...env } });
-      children.push({ name, watched, url });
-      return waitForOutput(watched, ready, 120_000).catch((error: Error) => {
+      const entry = { name, url, watched: undefined as unknown as WatchedChild };
+      children.push(entry);
+      const spawnOnce = () => {
+        entry.watched = spawnWatched(process.execPath, [path.join(DIST, script)], { cwd: process.cwd(), env: { ...common, ...env } });
+        entry.watched.child.once('exit', (code, signal) => {
+          if (stopping) return;
+          log.warn(`${name} exited (${signal ?? `code ${code}`}); starting it again in ${RESTART_DELAY_MS / 1000} s`);
+          setTimeout(() => {
+            if (stopping) return;
+            spawnOnce();
+            waitForOutput(entry.watched, ready, 120_000).then(() => log.info(`${name} is back`), (error: Error) => log.error(`${name}: ${error.message}`));
+          }, RESTART_DELAY_MS).unref();
+        });
+      };
+      spawnOnce();
+      return waitForOutput(entry.watched, ready, 120_000).catch((error: Error) => {
         throw new Error(`${name}: ${error.message}`);
       });
     };

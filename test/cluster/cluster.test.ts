@@ -1,8 +1,11 @@
 /**
  * The cluster tier: `npm run start:cluster` as users run it (the real Temporal server on PostgreSQL,
- * two API and two worker processes), a burst of signed orders spread over both API processes, one
- * worker SIGKILLed mid-burst. Every order is fulfilled once: one purchase, one receipt, every log
- * entry final. Needs the server binary (`npm run setup:temporal -- --server`, run by pretest).
+ * two API and two worker processes, supervised), a burst of signed orders spread over both API
+ * processes under faults: a worker SIGKILLed twice (the script starts it again each time), an API
+ * process SIGKILLed mid-burst (started again; the sender retries as platforms do), the Temporal
+ * server stopped (SIGSTOP) for 20 s while orders keep arriving, then continued. Every order is
+ * fulfilled once: one purchase, one receipt, every log entry final. Needs the server binary
+ * (`npm run setup:temporal -- --server`, run by pretest).
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,7 +21,9 @@ import { createTestDatabase } from '../helpers/database';
 import { eventually, orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ORDERS = 40;
+const ORDERS = 60;
+/** How long the engine is stopped while orders keep arriving. */
+const ENGINE_STOP_MS = 20_000;
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let mailbox: DevMailbox;
@@ -67,25 +72,60 @@ function childrenRunning(script: string): number[] {
   return listed.split('\n').filter((line) => line.includes(script)).map((line) => Number(line.trim().split(/\s+/)[0]));
 }
 
-test(`${ORDERS} orders over two API processes, a worker SIGKILLed mid-burst: each fulfilled once`, async () => {
+/** Waits until a process of `script` runs again in the place of `gone` beside `others`; returns its pid. */
+async function restarted(script: string, others: number[], gone: number): Promise<number> {
+  return eventually(async () => {
+    const added = childrenRunning(script).filter((pid) => !others.includes(pid));
+    return added.length === 1 && added[0] !== gone ? added[0] : undefined;
+  }, 60_000, `${script} started again after ${gone} was killed`);
+}
+
+/** Sends until an API process takes it: a platform retries a delivery its receiver did not answer. */
+async function deliver(api: string, orgId: string, orderId: string): Promise<number> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return (await send(api, 'cart-e', orgId, orderBody('cart-e', orgId, orderId))).status;
+    } catch (error) {
+      if (attempt === 100) throw error;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+test(`${ORDERS} orders over two API processes under faults (worker killed twice, an API killed, the engine stopped 20 s): each fulfilled once`, async () => {
   const apis = [...output.matchAll(/api \d+\s+(http:\/\/localhost:\d+)/g)].map((m) => m[1]);
   expect(apis).toHaveLength(2);
   const workers = childrenRunning('worker-main.js');
   expect(workers).toHaveLength(2);
+  const [engine] = childrenRunning('temporal-server/server');
+  expect(engine).toBeGreaterThan(0);
   const org = await seedWebhookOrg({ orm, storage: new LocalDiskStorage(path.join(dataDir, 'files')) }, { platforms: ['cart-e'] });
 
+  // The same worker slot is killed twice: first its process, then the one started in its place.
+  let victim = workers[0];
+  const survivor = workers[1];
+  const statuses: number[] = [];
   for (let i = 0; i < ORDERS; i += 1) {
-    if (i === ORDERS / 2) process.kill(workers[0], 'SIGKILL');
-    const res = await send(apis[i % 2], 'cart-e', org.orgId, orderBody('cart-e', org.orgId, `cluster-${i}`));
-    expect(res.status).toBe(200);
+    if (i === 10 || i === 30) process.kill(victim, 'SIGKILL');
+    if (i === 20) process.kill(childrenRunning('http/server.js')[1], 'SIGKILL');
+    if (i === 40) process.kill(engine, 'SIGSTOP');
+    statuses.push(await deliver(apis[i % 2], org.orgId, `cluster-${i}`));
+    if (i === 10 || i === 30) victim = await restarted('worker-main.js', [survivor], victim);
+    // While the engine is stopped, orders keep arriving, one a second, and are acknowledged.
+    if (i >= 40) await new Promise((r) => setTimeout(r, ENGINE_STOP_MS / (ORDERS - 40)));
   }
+  process.kill(engine, 'SIGCONT');
+  expect(statuses).toEqual(Array(ORDERS).fill(200));
+  expect(output).toMatch(/api \d exited \(SIGKILL\)/);
+  const workerDeaths = [...output.matchAll(/(worker \d) exited \(SIGKILL\)/g)].map((m) => m[1]);
+  expect(workerDeaths).toEqual([workerDeaths[0], workerDeaths[0]]);
 
   const em = () => orm.em.fork();
-  // The surviving worker takes over the killed one's tasks once their timeouts pass.
+  // The engine and the restarted processes take up what the killed ones held once its timeouts pass.
   await eventually(async () => {
     const [row] = await em().execute<Array<{ n: string }>>(`select count(*) as n from webhook_delivery where organisation_id = ? and status = 'Success'`, [org.orgId]);
     return Number(row.n) === ORDERS ? true : undefined;
-  }, 240_000, 'every delivery Success');
+  }, 300_000, 'every delivery Success');
   const [counts] = await em().execute<Array<{ purchases: string; receipts: string; distinct_orders: string }>>(
     `select (select count(*) from purchase where organisation_id = ?) as purchases,
             (select count(*) from sent_email where organisation_id = ? and kind = 'receipt' and status = 'sent') as receipts,
@@ -105,16 +145,16 @@ test(`${ORDERS} orders over two API processes, a worker SIGKILLed mid-burst: eac
     return body.executions?.length ? body.executions : undefined;
   }, 30_000, 'the workflow in the UI');
   expect(found.map((e) => e.execution.workflowId)).toEqual([expect.stringContaining(`/cart-e/cluster-7/`)]);
-}, 360_000);
+}, 480_000);
 
 test('Ctrl-C stops the whole cluster: no process of it is left', async () => {
   const running = {
     api: childrenRunning('http/server.js'), worker: childrenRunning('worker-main.js'),
     engine: childrenRunning('temporal-server/server'), ui: childrenRunning('temporal-ui/server'),
   };
-  // Both APIs, the engine and its UI; one worker or two (the first test kills one, not restarted).
-  expect({ api: running.api.length, engine: running.engine.length, ui: running.ui.length }).toEqual({ api: 2, engine: 1, ui: 1 });
-  expect(running.worker.length).toBeGreaterThanOrEqual(1);
+  // Both APIs and both workers (the killed ones were started again), the engine and its UI.
+  expect({ api: running.api.length, worker: running.worker.length, engine: running.engine.length, ui: running.ui.length })
+    .toEqual({ api: 2, worker: 2, engine: 1, ui: 1 });
   const pids = Object.values(running).flat();
   cluster.kill('SIGINT');
   await new Promise((resolve) => cluster.once('exit', resolve));
