@@ -10,10 +10,9 @@
  */
 'use strict';
 
-const { spawn, spawnSync } = require('node:child_process');
-const fs = require('node:fs');
-const os = require('node:os');
+const { spawnSync } = require('node:child_process');
 const path = require('node:path');
+const { buildOnce, cacheRoot, findOnPath, isExecutableFile, runScript } = require('./go-builds');
 
 const CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 const CLI_VERSION = 'v1.5.1';
@@ -21,25 +20,7 @@ const EXE = process.platform === 'win32' ? 'temporal.exe' : 'temporal';
 
 /** Keep in step with temporalCliCacheDir() in src/dev/temporal-cli.ts. */
 function cacheDir() {
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(cacheHome, 'delivery-service', 'temporal');
-}
-
-function isExecutableFile(file) {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function findOnPath(name) {
-  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
-    if (dir && isExecutableFile(path.join(dir, name))) return path.join(dir, name);
-  }
-  return undefined;
+  return path.join(cacheRoot(), 'temporal');
 }
 
 function findExisting() {
@@ -54,98 +35,13 @@ function findExisting() {
   return isExecutableFile(cached) ? cached : undefined;
 }
 
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * A build takes minutes; two `npm test` runs at once must not both start one. The lock file holds the
- * builder's pid, so a lock left by a killed build is taken over instead of waited on forever.
- */
-async function acquireBuildLock(lockFile) {
-  let announced = false;
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-      return () => fs.rmSync(lockFile, { force: true });
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-    }
-    let holder;
-    let ageMs;
-    try {
-      holder = Number(fs.readFileSync(lockFile, 'utf8').trim());
-      ageMs = Date.now() - fs.statSync(lockFile).mtimeMs;
-    } catch {
-      continue; // released between our two looks
-    }
-    // An empty file is a lock being written right now, unless it has stayed empty.
-    const stale = Number.isInteger(holder) && holder > 0 ? !isAlive(holder) : ageMs > 10_000;
-    if (stale) {
-      fs.rmSync(lockFile, { force: true });
-      continue;
-    }
-    if (!announced) {
-      console.log(`Another process (pid ${holder}) is building the Temporal CLI; waiting for it...`);
-      announced = true;
-    }
-    await sleep(2000);
-  }
-}
-
-/** Streams go's output to the terminal while keeping stderr to look for a checksum-database error. */
-function goInstall(goBin, dir, extraEnv, packages = [`${CLI_MODULE}@${CLI_VERSION}`]) {
-  return new Promise((resolve) => {
-    const child = spawn(goBin, ['install', ...packages], {
-      env: { ...process.env, GOBIN: dir, ...extraEnv },
-      stdio: ['ignore', 'inherit', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      process.stderr.write(chunk);
-      stderr = (stderr + chunk.toString()).slice(-20_000);
-    });
-    child.on('error', (err) => resolve({ code: 1, stderr: String(err) }));
-    child.on('close', (code) => resolve({ code: code ?? 1, stderr }));
-  });
-}
-
-/**
- * The checksum database (sum.golang.org) being unreachable is worth one retry without it. A checksum
- * *mismatch* ("SECURITY ERROR") is not: that is a tampered or corrupted module.
- */
-function isChecksumDatabaseError(stderr) {
-  if (/SECURITY ERROR|checksum mismatch/i.test(stderr)) return false;
-  return /sum\.golang\.org|checksum database|GOSUMDB|verifying .*module/i.test(stderr);
-}
-
-async function build(goBin) {
+async function build() {
   const dir = cacheDir();
-  fs.mkdirSync(dir, { recursive: true });
-  const release = await acquireBuildLock(path.join(dir, '.build.lock'));
-  try {
-    // Whoever held the lock before us may just have finished the same build.
-    const target = path.join(dir, EXE);
-    if (isExecutableFile(target)) return target;
-
-    console.log(`Building the Temporal CLI ${CLI_VERSION} with Go into ${dir} (takes a few minutes the first time)...`);
-    let result = await goInstall(goBin, dir, {});
-    if (result.code !== 0 && isChecksumDatabaseError(result.stderr)) {
-      console.log('The Go checksum database could not be reached; retrying once with GOSUMDB=off.');
-      result = await goInstall(goBin, dir, { GOSUMDB: 'off' });
-    }
-    if (result.code !== 0 || !isExecutableFile(target)) return undefined;
-    return target;
-  } finally {
-    release();
-  }
+  const built = await buildOnce({
+    dir, binaries: [EXE], what: `the Temporal CLI ${CLI_VERSION}`,
+    steps: [['install', `${CLI_MODULE}@${CLI_VERSION}`]], env: { GOBIN: dir },
+  });
+  return built && path.join(dir, EXE);
 }
 
 function printVersion(bin) {
@@ -167,33 +63,11 @@ const BUILDS = [
 
 async function buildServer() {
   for (const build of BUILDS) {
-    if (!(await buildInto(path.join(path.dirname(cacheDir()), build.dir), build.binaries, build.packages))) return undefined;
+    const dir = path.join(cacheRoot(), build.dir);
+    const built = await buildOnce({ dir, binaries: build.binaries, what: build.packages.join(' '), steps: [['install', ...build.packages]], env: { GOBIN: dir } });
+    if (!built) return undefined;
   }
-  return path.dirname(cacheDir());
-}
-
-async function buildInto(dir, binaries, packages) {
-  const ready = () => binaries.every((name) => isExecutableFile(path.join(dir, name)));
-  if (ready()) return dir;
-  const goBin = findOnPath('go');
-  if (!goBin) {
-    console.error('Go is needed to build the Temporal server and UI: install it and run again.');
-    return undefined;
-  }
-  fs.mkdirSync(dir, { recursive: true });
-  const release = await acquireBuildLock(path.join(dir, '.build.lock'));
-  try {
-    if (ready()) return dir;
-    console.log(`Building ${packages.join(' ')} with Go into ${dir} (a few minutes the first time)...`);
-    let result = await goInstall(goBin, dir, {}, packages);
-    if (result.code !== 0 && isChecksumDatabaseError(result.stderr)) {
-      console.log('The Go checksum database could not be reached; retrying once with GOSUMDB=off.');
-      result = await goInstall(goBin, dir, { GOSUMDB: 'off' }, packages);
-    }
-    return result.code === 0 && ready() ? dir : undefined;
-  } finally {
-    release();
-  }
+  return cacheRoot();
 }
 
 async function main() {
@@ -218,7 +92,7 @@ async function main() {
       );
       return 0;
     }
-    bin = await build(goBin);
+    bin = await build();
     if (!bin) {
       console.error(
         `Building the Temporal CLI with Go failed (see the output above). Set TEMPORAL_CLI_PATH to an ` +
@@ -232,12 +106,4 @@ async function main() {
   return 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    console.error(err);
-    process.exitCode = 1;
-  },
-);
+runScript(main);

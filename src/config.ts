@@ -50,6 +50,12 @@ const EnvSchema = z.object({
   SMTP_URL: optionalText,
   MAIL_FROM: z.string().default('downloads@localhost'),
   FILE_STORAGE_DIR: optionalText,
+  STORAGE_URL: optionalText,
+  S3_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  S3_REGION: z.string().trim().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: optionalText,
+  S3_SECRET_ACCESS_KEY: optionalText,
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).optional(),
   EMAIL_RETRY_WINDOW: z.string().default('1h'),
   DOWNLOAD_LINK_TTL: z.string().default('48h'),
   SESSION_SECRET: optionalText,
@@ -75,6 +81,24 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** How to reach an S3-compatible server (S3_*): unset credentials use the AWS SDK's default chain. */
+export interface S3Settings {
+  endpoint?: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** `https://endpoint/bucket/key` rather than `https://bucket.endpoint/key` (MinIO, SeaweedFS). */
+  forcePathStyle: boolean;
+}
+
+/** STORAGE_URL `s3://bucket/prefix` → the bucket and the key prefix of product files. */
+function objectStorageOf(url: string | undefined, s3: S3Settings): Config['objectStorage'] {
+  if (url === undefined) return undefined;
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[A-Za-z0-9/_.-]*)?$/.exec(url);
+  if (!match) throw new Error(`Invalid configuration: STORAGE_URL: "${url}" is not s3://bucket or s3://bucket/prefix (a valid bucket name; the prefix of letters, digits, / _ . -)`);
+  return { url, bucket: match[1], prefix: (match[2] ?? '').replace(/^\/+|\/+$/g, ''), s3 };
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -96,7 +120,10 @@ export interface Config {
   /** Undefined: the in-process dev mailbox. */
   smtpUrl?: string;
   mailFrom: string;
+  /** Product files on local disk (the default): FILE_STORAGE_DIR, else DATA_DIR/files. */
   fileStorageDir: string;
+  /** Product files in S3-compatible object storage instead (STORAGE_URL), for more than one API host. */
+  objectStorage?: { url: string; bucket: string; prefix: string; s3: S3Settings };
   emailRetryWindowMs: number;
   /** Links are built on SITE_URL and work DOWNLOAD_LINK_TTL from issue and from each opening (decisions §6: 48 h). */
   downloadLinks: DownloadLinkSettings;
@@ -181,6 +208,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     fileStorageDir: path.resolve(e.FILE_STORAGE_DIR ?? path.join(dataDir, 'files')),
+    objectStorage: objectStorageOf(e.STORAGE_URL, {
+      endpoint: e.S3_ENDPOINT,
+      region: e.S3_REGION,
+      accessKeyId: e.S3_ACCESS_KEY_ID,
+      secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+      forcePathStyle: e.S3_FORCE_PATH_STYLE === undefined ? e.S3_ENDPOINT !== undefined : e.S3_FORCE_PATH_STYLE === 'true',
+    }),
     emailRetryWindowMs: duration('EMAIL_RETRY_WINDOW'),
     downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,

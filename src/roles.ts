@@ -7,7 +7,7 @@ import { createOrm, migrate, type Orm } from './db/orm';
 import { loadKeyRing, type KeyRing } from './security/key-ring';
 import { buildApp, type AppOptions } from './http/app';
 import { createMailer } from './mail/mailer';
-import { LocalDiskStorage } from './storage/local-disk-storage';
+import { openFileStorage } from './storage/open-file-storage';
 import { connectTemporal, FulfilmentClient } from './temporal/client';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 import { createWorker } from './temporal/worker';
@@ -73,7 +73,7 @@ export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temp
     orm: core.orm,
     fulfilment: core.fulfilment,
     prepareTemporal: core.prepareTemporal,
-    storage: new LocalDiskStorage(core.config.fileStorageDir),
+    storage: await openFileStorage(core.config),
     clock: () => new Date(),
     ...extra,
   });

@@ -26,3 +26,15 @@ export async function preferredPort(preferred: number, host = '127.0.0.1'): Prom
   if (preferred > 0 && (await isPortFree(preferred, host))) return preferred;
   return freePort(host);
 }
+
+/**
+ * The first base port, from `from` up to `below` in steps of `step`, whose ports `base + offset`
+ * (for every offset) are all free: for servers that derive several ports from one.
+ */
+export async function freePortBlock(offsets: number[], range: { from: number; below: number; step: number }): Promise<number> {
+  for (let base = range.from; base + Math.max(...offsets) < range.below; base += range.step) {
+    const free = await Promise.all(offsets.map((offset) => isPortFree(base + offset)));
+    if (free.every(Boolean)) return base;
+  }
+  throw new Error(`no free block of ports between ${range.from} and ${range.below}`);
+}

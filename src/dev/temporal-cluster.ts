@@ -11,8 +11,8 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { Client as PgClient } from 'pg';
-import { temporalCliCacheDir, isExecutableFile } from './temporal-cli';
-import { isPortFree } from './ports';
+import { binaryCacheRoot, isExecutableFile } from './binary-cache';
+import { freePortBlock } from './ports';
 import { spawnWatched, stopChild, type WatchedChild } from './child-processes';
 import { sleep } from './processes';
 import type { Logger } from './logger';
@@ -31,7 +31,7 @@ export function temporalDatabasesOf(databaseUrl: string): TemporalDatabases {
 
 /** Where `npm run setup:temporal -- --server` puts `server` and `sql` (keep in step with the script). */
 export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(path.dirname(temporalCliCacheDir(env)), 'temporal-server');
+  return path.join(binaryCacheRoot(env), 'temporal-server');
 }
 
 export function findTemporalServer(env: NodeJS.ProcessEnv = process.env): { server: string; sql: string } | undefined {
@@ -94,21 +94,15 @@ export interface ClusterPorts {
   metrics: number;
 }
 
-/** The ports the config takes from a frontend port: the services' gRPC and HTTP ports and their membership ports. */
-function portsFrom(frontend: number): number[] {
-  return [0, 1, 2, 6, 10].flatMap((offset) => [frontend + offset, frontend + 100 + offset]);
-}
+/** The offsets from the frontend port of the ports the config takes: the services' gRPC and HTTP ports and their membership ports. */
+const PORT_OFFSETS = [0, 1, 2, 6, 10].flatMap((offset) => [offset, 100 + offset]);
 
 /**
  * A frontend port whose whole block is free, 7233 first. Below 32768: the server keeps membership
  * ports in a smallint column.
  */
-export async function freeFrontendPort(): Promise<number> {
-  for (let frontend = 7233; frontend < 32_000; frontend += 1_000) {
-    const free = await Promise.all(portsFrom(frontend).map((port) => isPortFree(port)));
-    if (free.every(Boolean)) return frontend;
-  }
-  throw new Error('no free block of ports for the Temporal server below 32768');
+export function freeFrontendPort(): Promise<number> {
+  return freePortBlock(PORT_OFFSETS, { from: 7233, below: 32_768, step: 1_000 });
 }
 
 /** The server's config for this machine: the module's development-postgres12.yaml, adapted. */
@@ -273,7 +267,7 @@ export async function untilNamespace(address: string, namespace: string, server:
 
 /** The Temporal Web UI server (github.com/temporalio/ui-server v2.42.1, built beside the server). */
 export function findTemporalUi(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const binary = path.join(path.dirname(temporalServerCacheDir(env)), 'temporal-ui', 'server');
+  const binary = path.join(binaryCacheRoot(env), 'temporal-ui', 'server');
   return isExecutableFile(binary) ? binary : undefined;
 }
 

@@ -1,22 +1,25 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ObjectTooLargeError, type FileStorage, type ObjectStat, type StoredObject } from './file-storage';
+import { assertStorageKey, ObjectNotFoundError, type FileStorage, type ObjectStat, type StoredObject } from './file-storage';
+import { meteredStream } from './metered';
 
-const KEY_RE = /^[a-z0-9][a-z0-9/_-]*$/i;
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
 
-/** Files on local disk under one root folder. */
+/** Files on local disk under one root folder: the embedded default, for one API host. */
 export class LocalDiskStorage implements FileStorage {
-  constructor(private readonly root: string) {}
+  readonly description: string;
+
+  constructor(private readonly root: string) {
+    this.description = `local disk ${root}`;
+  }
 
   private pathOf(key: string): string {
-    // Keys are internal (uuid segments), but refuse anything that could leave the root anyway.
-    if (!KEY_RE.test(key) || key.split('/').some((s) => s === '' || s === '..')) {
-      throw new Error(`invalid storage key`);
-    }
+    assertStorageKey(key);
     const full = path.resolve(this.root, key);
     if (!full.startsWith(path.resolve(this.root) + path.sep)) throw new Error('invalid storage key');
     return full;
@@ -26,16 +29,7 @@ export class LocalDiskStorage implements FileStorage {
     const target = this.pathOf(key);
     await mkdir(path.dirname(target), { recursive: true });
     const partial = `${target}.partial`;
-    const hash = createHash('sha256');
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length;
-        if (size > maxBytes) return callback(new ObjectTooLargeError(`file exceeds ${maxBytes} bytes`));
-        hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
+    const { meter, result } = meteredStream(maxBytes);
     try {
       await pipeline(body, meter, createWriteStream(partial));
       await rename(partial, target);
@@ -43,16 +37,25 @@ export class LocalDiskStorage implements FileStorage {
       await rm(partial, { force: true });
       throw error;
     }
-    return { size, sha256: hash.digest('hex') };
+    return result();
   }
 
   async stat(key: string): Promise<ObjectStat> {
-    const info = await stat(this.pathOf(key));
-    return { size: info.size, modifiedAt: info.mtime };
+    try {
+      const info = await stat(this.pathOf(key));
+      return { size: info.size, modifiedAt: info.mtime };
+    } catch (error) {
+      throw isMissing(error) ? new ObjectNotFoundError(key) : error;
+    }
   }
 
-  read(key: string, range?: { start: number; end: number }): Readable {
-    return createReadStream(this.pathOf(key), range ? { start: range.start, end: range.end } : {});
+  async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
+    try {
+      const handle = await open(this.pathOf(key), 'r');
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    } catch (error) {
+      throw isMissing(error) ? new ObjectNotFoundError(key) : error;
+    }
   }
 
   async delete(key: string): Promise<void> {

@@ -6,6 +6,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../src/config';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
 import { silentLogger } from '../../src/dev/logger';
+import { startSeaweedFs } from '../../src/dev/seaweedfs';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 // Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
@@ -29,7 +30,8 @@ async function reachable(url: string): Promise<boolean> {
 
 /**
  * Starts what every test file shares, once per run: the real Temporal dev server (from the
- * Temporal CLI binary), the workflow bundle, and the PostgreSQL server test databases are made on.
+ * Temporal CLI binary), the workflow bundle, the PostgreSQL server test databases are made on, and
+ * a real S3-compatible server (SeaweedFS, built by `npm run setup:s3`) test buckets are made on.
  * Test files learn of them through environment variables (inherited by jest's workers).
  */
 export default async function globalSetup(): Promise<void> {
@@ -56,4 +58,12 @@ export default async function globalSetup(): Promise<void> {
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
   started.push(() => rm(bundleDir, { recursive: true, force: true }));
   process.env.TEST_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'));
+
+  const s3Dir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-s3-'));
+  started.push(() => rm(s3Dir, { recursive: true, force: true }));
+  const s3 = await startSeaweedFs({ root: s3Dir });
+  started.push(() => s3.stop());
+  process.env.TEST_S3_ENDPOINT = s3.settings.endpoint;
+  process.env.TEST_S3_ACCESS_KEY_ID = s3.settings.accessKeyId;
+  process.env.TEST_S3_SECRET_ACCESS_KEY = s3.settings.secretAccessKey;
 }

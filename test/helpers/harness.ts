@@ -12,7 +12,8 @@ import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../
 import { silentLogger } from '../../src/dev/logger';
 import { buildApp } from '../../src/http/app';
 import { createMailer, type Mailer } from '../../src/mail/mailer';
-import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
+import type { FileStorage } from '../../src/storage/file-storage';
+import { openFileStorage } from '../../src/storage/open-file-storage';
 import { connectTemporal, FulfilmentClient } from '../../src/temporal/client';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { createWorker } from '../../src/temporal/worker';
@@ -36,7 +37,8 @@ export interface Harness {
   fulfilment: FulfilmentClient;
   /** The harness's SECRETS_KEY ring (the key file under its DATA_DIR): payloads and secrets. */
   keyRing: KeyRing;
-  storage: LocalDiskStorage;
+  /** Local disk under the harness's DATA_DIR, or S3 when `env` sets STORAGE_URL. */
+  storage: FileStorage;
   app: FastifyInstance;
   close(): Promise<void>;
 }
@@ -68,7 +70,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await ensureSearchAttributes(connection, config.temporal.namespace);
   const fulfilment = new FulfilmentClient(temporal, config);
   const mailer = createMailer(mailbox.url, config.mailFrom);
-  const storage = new LocalDiskStorage(config.fileStorageDir);
+  const storage = await openFileStorage(config);
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;

@@ -87,7 +87,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
             .then((completed) => completed && deps.metrics.downloadsCompleted.inc())
             .catch((error: unknown) => request.log.error({ err: error }, 'could not record the bytes served'));
         });
-        return reply.send(file.size === 0 ? Buffer.alloc(0) : deps.storage.read(file.storageKey, { start, end }));
+        return reply.send(file.size === 0 ? Buffer.alloc(0) : await deps.storage.read(file.storageKey, { start, end }));
       },
     });
   };
