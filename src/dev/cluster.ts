@@ -2,7 +2,8 @@
  * `npm run start:cluster`: the production shape on this machine. The real Temporal server on
  * PostgreSQL (DATABASE_URL, or the embedded one), CLUSTER_API_PROCESSES API processes and
  * CLUSTER_WORKER_PROCESSES worker processes, each its own Node process on its own port, the dev
- * mailbox when SMTP_URL is unset. A line per URL; Ctrl-C stops all of it.
+ * mailbox when SMTP_URL is unset, and SeaweedFS for the product files when more than one API
+ * process runs and STORAGE_URL is unset. A line per URL; Ctrl-C stops all of it.
  */
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -12,6 +13,7 @@ import { runStarter } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
+import { startSeaweedFs } from './seaweedfs';
 import { freePort } from './ports';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from './child-processes';
 import {
@@ -19,6 +21,9 @@ import {
 } from './temporal-cluster';
 
 const DIST = path.resolve(__dirname, '..');
+
+/** The bucket of the cluster's own SeaweedFS. */
+const CLUSTER_BUCKET = 'delivery-files';
 
 /** How long a dead API or worker process stays down before it is started again. */
 const RESTART_DELAY_MS = 1_000;
@@ -57,6 +62,23 @@ async function main(): Promise<void> {
     const mailbox = config.smtpUrl ? undefined : await startDevMailbox(log);
     if (mailbox) stops.push(() => mailbox.stop());
 
+    // More than one API process needs the files where each of them can read them: object storage
+    // (STORAGE_URL), else a SeaweedFS of the cluster's own under DATA_DIR.
+    const s3 = !config.objectStorage && config.cluster.apiProcesses > 1
+      ? await startSeaweedFs({ root: path.join(config.dataDir, 'seaweedfs'), log })
+      : undefined;
+    if (s3) {
+      stops.push(() => s3.stop());
+      await s3.createBucket(CLUSTER_BUCKET);
+    }
+    const storageEnv = s3 ? {
+      STORAGE_URL: `s3://${CLUSTER_BUCKET}/files`, S3_ENDPOINT: s3.settings.endpoint, S3_REGION: s3.settings.region,
+      S3_ACCESS_KEY_ID: s3.settings.accessKeyId, S3_SECRET_ACCESS_KEY: s3.settings.secretAccessKey,
+    } : {};
+    const filesLine = s3
+      ? `s3://${CLUSTER_BUCKET}/files on SeaweedFS ${s3.settings.endpoint} (data under ${path.join(config.dataDir, 'seaweedfs')})`
+      : config.objectStorage ? config.objectStorage.url : `local disk ${config.fileStorageDir} (one API process)`;
+
     // Supervised like an orchestrator would: an API or worker process that dies is started again
     // (after RESTART_DELAY_MS), on the same port, until Ctrl-C.
     let stopping = false;
@@ -71,6 +93,7 @@ async function main(): Promise<void> {
       TEMPORAL_ADDRESS: server.address,
       SMTP_URL: config.smtpUrl ?? mailbox!.url,
       DATA_DIR: config.dataDir,
+      ...storageEnv,
     };
     const launch = (name: string, script: string, env: NodeJS.ProcessEnv, ready: RegExp, url: string) => {
       const entry = { name, url, watched: undefined as unknown as WatchedChild };
@@ -117,6 +140,7 @@ async function main(): Promise<void> {
       `  Temporal     ${server.address} (server on PostgreSQL, ${config.cluster.historyShards} history shards; metrics ${server.metricsUrl})`,
       `  Temporal UI  ${ui ? `${ui.url} (decodes payloads through http://localhost:${apiPorts[0]}/codec for a signed-in operator)` : '(not built: npm run setup:temporal -- --server)'}`,
       ...children.map(({ name, url }) => `  ${name.padEnd(12)} ${url}${name.startsWith('api') ? ' (API, dashboard, /metrics)' : ' (metrics)'}`),
+      `  Files        ${filesLine}`,
       `  Mailbox      ${mailbox ? `SMTP ${mailbox.url}` : `(external SMTP ${config.smtpUrl})`}`,
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,
       'Ctrl-C stops everything.',

@@ -16,8 +16,11 @@ import { createOrm, type Orm } from '../../src/db/orm';
 import { startDevMailbox, type DevMailbox } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
 import { temporalDatabasesOf } from '../../src/dev/temporal-cluster';
-import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
+import { issueDownloadLink } from '../../src/services/download-links';
+import { S3Storage, s3ClientOf } from '../../src/storage/s3-storage';
 import { createTestDatabase } from '../helpers/database';
+import { tokenOfLink } from '../helpers/download-links';
+import { createTestBucket, s3StorageEnv, testS3Settings } from '../helpers/s3';
 import { eventually, orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -31,17 +34,21 @@ let dataDir: string;
 let cluster: ChildProcess;
 let output = '';
 let orm: Orm;
+/** The cluster's product files: a bucket of its own on the run's S3 server. */
+let storage: S3Storage;
 
 beforeAll(async () => {
   await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   database = await createTestDatabase();
   mailbox = await startDevMailbox(silentLogger, { port: 0 });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-cluster-'));
+  const bucket = await createTestBucket();
+  storage = new S3Storage(s3ClientOf(testS3Settings()), bucket, 'files');
   cluster = spawn(process.execPath, [path.join(ROOT, 'dist/src/dev/cluster.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: database.url, DATA_DIR: dataDir, SMTP_URL: mailbox.url,
-      CLUSTER_API_PROCESSES: '2', CLUSTER_WORKER_PROCESSES: '2', LOG_LEVEL: 'warn',
+      CLUSTER_API_PROCESSES: '2', CLUSTER_WORKER_PROCESSES: '2', LOG_LEVEL: 'warn', ...s3StorageEnv(bucket, 'files'),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -99,7 +106,7 @@ test(`${ORDERS} orders over two API processes under faults (worker killed twice,
   expect(workers).toHaveLength(2);
   const [engine] = childrenRunning('temporal-server/server');
   expect(engine).toBeGreaterThan(0);
-  const org = await seedWebhookOrg({ orm, storage: new LocalDiskStorage(path.join(dataDir, 'files')) }, { platforms: ['cart-e'] });
+  const org = await seedWebhookOrg({ orm, storage }, { platforms: ['cart-e'] });
 
   // The same worker slot is killed twice: first its process, then the one started in its place.
   let victim = workers[0];
@@ -146,6 +153,34 @@ test(`${ORDERS} orders over two API processes under faults (worker killed twice,
   }, 30_000, 'the workflow in the UI');
   expect(found.map((e) => e.execution.workflowId)).toEqual([expect.stringContaining(`/cart-e/cluster-7/`)]);
 }, 480_000);
+
+test('a download started on one API process is resumed (Range, If-Range) on the other and completes byte for byte: the files are in S3', async () => {
+  const apis = [...output.matchAll(/api \d+\s+(http:\/\/localhost:\d+)/g)].map((m) => m[1]);
+  const [file] = await orm.em.fork().execute<Array<{ purchase_id: string; file_id: string; storage_key: string; size: string }>>(
+    `select p.id as purchase_id, f.id as file_id, f.storage_key, f.size::text as size
+     from purchase p join version_file f on f.version_id = p.version_id where p.external_order_id = 'cluster-3'`,
+  );
+  const original = Buffer.concat(await (await storage.read(file.storage_key)).toArray());
+  expect(original.length).toBe(Number(file.size));
+  const { url } = await issueDownloadLink(orm.em.fork(), file.purchase_id, { siteUrl: 'http://localhost', ttlMs: 3_600_000 }, new Date());
+  const filePath = `/d/${encodeURIComponent(tokenOfLink(url))}/files/${file.file_id}`;
+  const half = Math.floor(original.length / 2);
+
+  const first = await fetch(`${apis[0]}${filePath}`, { headers: { range: `bytes=0-${half - 1}` } });
+  expect(first.status).toBe(206);
+  const head = Buffer.from(await first.arrayBuffer());
+  const rest = await fetch(`${apis[1]}${filePath}`, { headers: { range: `bytes=${half}-`, 'if-range': first.headers.get('etag')! } });
+  expect(rest.status).toBe(206);
+  expect(rest.headers.get('content-range')).toBe(`bytes ${half}-${original.length - 1}/${original.length}`);
+  expect(Buffer.concat([head, Buffer.from(await rest.arrayBuffer())]).equals(original)).toBe(true);
+  // The two pieces, served by different processes, count as one completed transfer.
+  const completed = await eventually(async () => {
+    const rows = await orm.em.fork().execute<Array<{ n: string }>>(
+      `select count(*) as n from activity_log_entry where kind = 'file_download' and purchase_id = ? and file_id = ?`, [file.purchase_id, file.file_id]);
+    return Number(rows[0].n) > 0 ? Number(rows[0].n) : undefined;
+  }, 10_000, 'the completed transfer');
+  expect(completed).toBe(1);
+}, 60_000);
 
 test('Ctrl-C stops the whole cluster: no process of it is left', async () => {
   const running = {

@@ -9,6 +9,7 @@ interface ComposeService {
   image?: string;
   build?: string | { context?: string; dockerfile?: string };
   command?: string[];
+  entrypoint?: string[];
   environment?: Record<string, string | number> | string[];
   depends_on?: Record<string, { condition: string }> | string[];
   healthcheck?: { test: string[] | string };
@@ -97,7 +98,8 @@ describe('docker-compose.yml (production shape)', () => {
       const e = env(compose.services[name]);
       expect(e.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\/\w+$/);
       expect(e.TEMPORAL_ADDRESS).toBe('temporal:7233');
-      expect(e.FILE_STORAGE_DIR).toBeTruthy();
+      expect(e.STORAGE_URL).toMatch(/^s3:\/\/[a-z0-9.-]+\/\w+$/);
+      expect(e.S3_ENDPOINT).toBe('http://minio:9000');
       expect(e.BASE_URL).toBeTruthy();
       expect(dependsOn(compose.services[name])).toEqual(expect.arrayContaining(['postgres', 'temporal']));
     }
@@ -106,12 +108,15 @@ describe('docker-compose.yml (production shape)', () => {
     expect(compose.services.api.healthcheck).toBeDefined();
   });
 
-  it('shares the file storage volume between api and worker', () => {
+  it('keeps product files in object storage whose bucket exists before an api starts; api and worker share DATA_DIR', () => {
     const volumes = (name: string) => (compose.services[name] as { volumes?: string[] }).volumes ?? [];
-    const apiFiles = volumes('api').find((v) => v.endsWith(':/data'));
-    expect(apiFiles).toBeDefined();
-    expect(volumes('worker')).toContain(apiFiles);
-    expect(env(compose.services.api).FILE_STORAGE_DIR.startsWith('/data')).toBe(true);
+    const apiData = volumes('api').find((v) => v.endsWith(':/data'));
+    expect(apiData).toBeDefined();
+    expect(volumes('worker')).toContain(apiData);
+    expect(env(compose.services.api).FILE_STORAGE_DIR).toBeUndefined();
+    const bucket = /^s3:\/\/([^/]+)/.exec(env(compose.services.api).STORAGE_URL)![1];
+    expect(JSON.stringify(compose.services['minio-init'].entrypoint)).toContain(`store/${bucket}`);
+    expect(dependsOn(compose.services.api)).toContain('minio-init');
   });
 
   it('builds on Debian slim, not Alpine, and runs as the non-root node user', () => {
