@@ -163,6 +163,10 @@ function rssMbOf(pid: number): number {
   }
 }
 
+/** Settings for the service's processes, from BENCH_SERVICE_ENV (`DISPATCH_LOOPS=1 DISPATCH_BATCH_SIZE=10`). */
+const SERVICE_ENV: Record<string, string> = Object.fromEntries((process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean)
+  .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+
 /** Node's own flags for the service's processes (e.g. `--cpu-prof`), from BENCH_SERVICE_NODE_ARGS. */
 const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
@@ -204,6 +208,7 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
     TEMPORAL_UI_PORT: '0',
     WORKER_METRICS_ADDRESS: 'off',
     LOG_LEVEL: 'warn',
+    ...SERVICE_ENV,
     ...extraEnv,
   };
   const children: Child[] = [];

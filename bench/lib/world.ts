@@ -32,7 +32,7 @@ export async function startBenchWorld(options: HarnessOptions = {}): Promise<Ben
   });
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));
   try {
-    const bundlePath = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'), path.resolve(__dirname, '../../workflows'));
+    const bundlePath = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'), { workflowsPath: path.resolve(__dirname, '../../workflows') });
     process.env.TEST_TEMPORAL_ADDRESS = temporal.address;
     process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
     const h = await startHarness(options);

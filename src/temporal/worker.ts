@@ -15,7 +15,7 @@ export interface WorkerSetup {
   address: string;
   namespace: string;
   taskQueue: string;
-  /** Tests pass a bundle made once; otherwise the build's bundle, else one made at start. */
+  /** Tests pass a bundle made once; otherwise the build's bundle (traced when tracing is on), else one made at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** How long running activities may finish after shutdown is requested. */
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
@@ -43,22 +43,24 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
   }
 }
 
-function workflowSource(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> & { workflowModules?: string[] } {
-  return bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH, workflowModules: WORKFLOW_INTERCEPTOR_MODULES };
-}
-
 /**
- * Tracing: activities run in a span that continues their workflow's trace, and the spans workflows
- * make in the sandbox leave it through the `exporter` sink (always registered: the bundle always has
- * the workflow interceptors; with tracing off the sink drops them).
+ * Tracing on: the traced bundle (OpenTelemetry's workflow interceptors, their spans leaving the
+ * sandbox through the `exporter` sink) and activities run in a span that continues their
+ * workflow's trace. Off: the plain bundle and nothing else. A bundle given by the caller (tests)
+ * is used as it is.
  */
-function tracingOptions(): Pick<WorkerOptions, 'sinks'> & { activityInterceptors: NonNullable<WorkerOptions['interceptors']>['activity'] } {
+function workflowAndTracingOptions(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors' | 'sinks'> {
   const tracing = activeTracing();
+  const source = bundle ?? prebuiltBundle(tracing.enabled);
+  const workflows = source ? { workflowBundle: source } : { workflowsPath: WORKFLOWS_PATH };
+  if (!tracing.enabled) return workflows;
   return {
+    ...workflows,
+    interceptors: {
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      ...(source ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+    },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
-    activityInterceptors: tracing.enabled
-      ? [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })]
-      : [],
   };
 }
 
@@ -66,16 +68,12 @@ function tracingOptions(): Pick<WorkerOptions, 'sinks'> & { activityInterceptors
 export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
   installTemporalRuntime(setup.metricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
-  const { workflowModules, ...source } = workflowSource(setup.workflowBundle ?? prebuiltBundle());
-  const { sinks, activityInterceptors } = tracingOptions();
   const worker = await Worker.create({
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(setup.deps),
-    ...source,
-    interceptors: { activity: activityInterceptors, workflowModules },
-    sinks,
+    ...workflowAndTracingOptions(setup.workflowBundle),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing),

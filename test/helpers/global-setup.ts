@@ -30,7 +30,7 @@ async function reachable(url: string): Promise<boolean> {
 
 /**
  * Starts what every test file shares, once per run: the real Temporal dev server (from the
- * Temporal CLI binary), the workflow bundle, the PostgreSQL server test databases are made on, and
+ * Temporal CLI binary), the workflow bundles (plain and traced), the PostgreSQL server test databases are made on, and
  * a real S3-compatible server (SeaweedFS, built by `npm run setup:s3`) test buckets are made on.
  * Test files learn of them through environment variables (inherited by jest's workers).
  */
@@ -58,6 +58,7 @@ export default async function globalSetup(): Promise<void> {
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
   started.push(() => rm(bundleDir, { recursive: true, force: true }));
   process.env.TEST_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'));
+  process.env.TEST_TRACED_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows-traced.js'), { traced: true });
 
   const s3Dir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-s3-'));
   started.push(() => rm(s3Dir, { recursive: true, force: true }));

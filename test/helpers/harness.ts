@@ -25,6 +25,8 @@ export interface HarnessOptions {
   mailbox?: DevMailboxOptions;
   /** Default true: a worker runs the workflows on this harness's own task queue. */
   worker?: boolean;
+  /** The worker runs the traced workflow bundle (OpenTelemetry's workflow interceptors). */
+  tracedWorkflows?: boolean;
 }
 
 /** One test file's world: its own database, mailbox, task queue, worker and app, on the shared servers. */
@@ -45,7 +47,7 @@ export interface Harness {
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
-  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
+  const bundlePath = options.tracedWorkflows ? process.env.TEST_TRACED_WORKFLOW_BUNDLE : process.env.TEST_WORKFLOW_BUNDLE;
   if (!temporalAddress || !bundlePath) throw new Error('run the tests through jest: global setup starts Temporal');
 
   const database = await createTestDatabase();

@@ -15,7 +15,7 @@ let org: WebhookOrg;
 
 beforeAll(async () => {
   installTracing({ serviceName: 'delivery-service-test' }, new SimpleSpanProcessor(exporter));
-  h = await startHarness();
+  h = await startHarness({ tracedWorkflows: true });
   org = await seedWebhookOrg(h);
 });
 afterAll(async () => {

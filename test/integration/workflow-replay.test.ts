@@ -109,8 +109,11 @@ async function record(): Promise<void> {
   }
 }
 
-test('recorded workflow histories of every shape replay without nondeterminism', async () => {
-  if (recordInto) await record();
+test.each([
+  ['the plain bundle', 'TEST_WORKFLOW_BUNDLE'],
+  ['the traced bundle (OpenTelemetry interceptors)', 'TEST_TRACED_WORKFLOW_BUNDLE'],
+])('recorded workflow histories of every shape replay without nondeterminism on %s', async (_name, bundleVariable) => {
+  if (recordInto && bundleVariable === 'TEST_WORKFLOW_BUNDLE') await record();
   const files = (await readdir(HISTORIES, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
   expect(files.length).toBeGreaterThanOrEqual(16);
   const histories = await Promise.all(files.map(async (file) => ({
@@ -120,7 +123,7 @@ test('recorded workflow histories of every shape replay without nondeterminism',
 
   const results: Array<{ workflowId: string; error?: string }> = [];
   const replays = Worker.runReplayHistories(
-    { workflowBundle: { code: await readFile(process.env.TEST_WORKFLOW_BUNDLE!, 'utf8') } },
+    { workflowBundle: { code: await readFile(process.env[bundleVariable]!, 'utf8') } },
     histories,
   );
   for await (const result of replays) {
