@@ -52,13 +52,17 @@ function pgTargetOf(databaseUrl: string): PgTarget {
   return { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
 }
 
-/** Both databases exist with their schemas at the binary's version (idempotent). */
+/**
+ * The service's database (DATABASE_URL's) and the engine's two exist, the engine's with their
+ * schemas at the binary's version (idempotent). Made through the server's `postgres` database, so
+ * DATABASE_URL may name one that does not exist yet.
+ */
 export async function prepareTemporalDatabases(databaseUrl: string, sqlTool: string, names: TemporalDatabases): Promise<void> {
   const pg = pgTargetOf(databaseUrl);
-  const admin = new PgClient({ connectionString: databaseUrl });
+  const admin = new PgClient({ connectionString: withDatabase(databaseUrl, 'postgres') });
   await admin.connect();
   try {
-    for (const name of Object.values(names)) {
+    for (const name of [decodeURIComponent(new URL(databaseUrl).pathname.slice(1)), ...Object.values(names)]) {
       const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
       if (exists.rowCount === 0) await admin.query(`create database "${name}"`);
     }
