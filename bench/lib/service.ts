@@ -167,6 +167,12 @@ function rssMbOf(pid: number): number {
 const SERVICE_ENV: Record<string, string> = Object.fromEntries((process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean)
   .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 
+/**
+ * BENCH_SYNCHRONOUS_COMMIT=off: an experiment, not a setting of the service. The benchmark's
+ * database stops waiting for WAL flushes at commit, to tell how much of a latency is the disk's.
+ */
+const SYNCHRONOUS_COMMIT = process.env.BENCH_SYNCHRONOUS_COMMIT;
+
 /** Node's own flags for the service's processes (e.g. `--cpu-prof`), from BENCH_SERVICE_NODE_ARGS. */
 const SERVICE_NODE_ARGS = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
@@ -196,6 +202,10 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-service-'));
   const orm = await createOrm(database.url);
   await migrate(orm);
+  if (SYNCHRONOUS_COMMIT) {
+    const name = new URL(database.url).pathname.slice(1);
+    await orm.em.fork().execute(`alter database "${name}" set synchronous_commit = '${SYNCHRONOUS_COMMIT === 'off' ? 'off' : 'on'}'`);
+  }
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
