@@ -118,9 +118,15 @@ describe.each(drivers)('%s', (_name, open) => {
     await expect(storage.put('files/too-big', Readable.from([bytes(2_000)]), 1_000)).rejects.toBeInstanceOf(ObjectTooLargeError);
     // 20 MiB against a 18 MiB limit: two 8 MiB parts are uploaded before the limit is hit.
     await expect(storage.put('files/too-big-multipart', generated(20).stream, 18 * MiB)).rejects.toBeInstanceOf(ObjectTooLargeError);
-    const failing = new Readable({ read() {} });
-    failing.push(bytes(MiB));
-    setTimeout(() => failing.destroy(new Error('client went away')), 50);
+    // Fails once the driver is reading it (a timer could fire before the driver listens for errors).
+    let reads = 0;
+    const failing = new Readable({
+      read() {
+        reads += 1;
+        if (reads === 1) this.push(bytes(64 * 1024));
+        else setImmediate(() => this.destroy(new Error('client went away')));
+      },
+    });
     await expect(storage.put('files/broken', failing, 64 * MiB)).rejects.toThrow('client went away');
     for (const key of ['files/too-big', 'files/too-big-multipart', 'files/broken']) {
       await expect(storage.stat(key)).rejects.toBeInstanceOf(ObjectNotFoundError);
