@@ -1,8 +1,10 @@
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
@@ -95,10 +97,27 @@ export class S3Storage implements FileStorage {
       meter.destroy();
       piping.catch(() => undefined);
       await upload.abort().catch(() => undefined);
+      await this.abortUnfinishedUploads(Key).catch(() => undefined);
       await this.delete(key).catch(() => undefined);
       throw error;
     }
     return result();
+  }
+
+  /**
+   * lib-storage's abort misses a multipart upload whose creation was still in flight when the body
+   * failed (seen under load): list what is left under the key and abort it, until a look finds
+   * nothing twice in a row. Keys are unique per file, so nothing else uploads to this one.
+   */
+  private async abortUnfinishedUploads(Key: string): Promise<void> {
+    let quiet = 0;
+    for (let look = 0; look < 10 && quiet < 2; look += 1) {
+      const listed = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: Key }));
+      const left = (listed.Uploads ?? []).filter((u) => u.Key === Key && u.UploadId);
+      quiet = left.length === 0 ? quiet + 1 : 0;
+      await Promise.all(left.map((u) => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId: u.UploadId }))));
+      if (quiet < 2) await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async stat(key: string): Promise<ObjectStat> {
