@@ -73,6 +73,11 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 }, 120_000);
 
+/** The API processes' URLs, from the cluster's ready lines. */
+function apiUrls(): string[] {
+  return [...output.matchAll(/api \d+\s+(http:\/\/localhost:\d+)/g)].map((m) => m[1]);
+}
+
 /** The pids of the cluster script's children running `script`. */
 function childrenRunning(script: string): number[] {
   const listed = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(cluster.pid)], { encoding: 'utf8' }).stdout;
@@ -100,7 +105,7 @@ async function deliver(api: string, orgId: string, orderId: string): Promise<num
 }
 
 test(`${ORDERS} orders over two API processes under faults (worker killed twice, an API killed, the engine stopped 20 s): each fulfilled once`, async () => {
-  const apis = [...output.matchAll(/api \d+\s+(http:\/\/localhost:\d+)/g)].map((m) => m[1]);
+  const apis = apiUrls();
   expect(apis).toHaveLength(2);
   const workers = childrenRunning('worker-main.js');
   expect(workers).toHaveLength(2);
@@ -155,7 +160,7 @@ test(`${ORDERS} orders over two API processes under faults (worker killed twice,
 }, 480_000);
 
 test('a download started on one API process is resumed (Range, If-Range) on the other and completes byte for byte: the files are in S3', async () => {
-  const apis = [...output.matchAll(/api \d+\s+(http:\/\/localhost:\d+)/g)].map((m) => m[1]);
+  const apis = apiUrls();
   const [file] = await orm.em.fork().execute<Array<{ purchase_id: string; file_id: string; storage_key: string; size: string }>>(
     `select p.id as purchase_id, f.id as file_id, f.storage_key, f.size::text as size
      from purchase p join version_file f on f.version_id = p.version_id where p.external_order_id = 'cluster-3'`,

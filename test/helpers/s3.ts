@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { S3Settings } from '../../src/config';
 import { s3ClientOf } from '../../src/storage/s3-storage';
 
@@ -28,4 +28,16 @@ export function s3StorageEnv(bucket: string, prefix = 'files'): Record<string, s
   return {
     STORAGE_URL: `s3://${bucket}/${prefix}`, S3_ENDPOINT: s3.endpoint!, S3_ACCESS_KEY_ID: s3.accessKeyId!, S3_SECRET_ACCESS_KEY: s3.secretAccessKey!,
   };
+}
+
+/** Every object key in `bucket`, and every unfinished multipart upload (as `upload of <key>`), sorted. */
+export async function bucketContents(settings: S3Settings, bucket: string): Promise<string[]> {
+  const client = s3ClientOf(settings);
+  try {
+    const objects = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+    const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+    return [...(objects.Contents ?? []).map((o) => o.Key!), ...(uploads.Uploads ?? []).map((u) => `upload of ${u.Key}`)].sort();
+  } finally {
+    client.destroy();
+  }
 }

@@ -9,11 +9,10 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { ListObjectsV2Command, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { ObjectNotFoundError, ObjectTooLargeError, type FileStorage } from '../../src/storage/file-storage';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { S3Storage, s3ClientOf } from '../../src/storage/s3-storage';
-import { createTestBucket, testS3Settings } from '../helpers/s3';
+import { bucketContents, createTestBucket, testS3Settings } from '../helpers/s3';
 
 const MiB = 1024 * 1024;
 
@@ -38,11 +37,7 @@ const drivers: Array<[string, () => Promise<Driver>]> = [
     const client = s3ClientOf(testS3Settings());
     return {
       storage: new S3Storage(client, bucket, 'contract/'),
-      leftovers: async () => {
-        const objects = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
-        const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
-        return [...(objects.Contents ?? []).map((o) => o.Key!), ...(uploads.Uploads ?? []).map((u) => `upload of ${u.Key}`)];
-      },
+      leftovers: () => bucketContents(testS3Settings(), bucket),
       close: async () => client.destroy(),
     };
   }],

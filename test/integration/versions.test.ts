@@ -5,12 +5,10 @@
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Product, ProductVersion, VersionFile } from '../../src/db/entities';
-import { s3ClientOf } from '../../src/storage/s3-storage';
 import { AUTH_FAILURES, seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { startHarness, type Harness } from '../helpers/harness';
-import { createTestBucket, s3StorageEnv } from '../helpers/s3';
+import { bucketContents, createTestBucket, s3StorageEnv } from '../helpers/s3';
 import { seedProduct } from '../helpers/seed';
 
 /** Small, so that the 413 paths are cheap to reach. */
@@ -73,13 +71,7 @@ describe.each(['local disk', 'S3'] as const)('files on %s', (storageKind) => {
   /** Every file the storage holds: on disk under FILE_STORAGE_DIR, or every object and unfinished upload in the bucket. */
   async function storedFiles(): Promise<string[]> {
     const target = h.config.objectStorage;
-    if (target) {
-      const client = s3ClientOf(target.s3);
-      const objects = await client.send(new ListObjectsV2Command({ Bucket: target.bucket }));
-      const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket: target.bucket }));
-      client.destroy();
-      return [...(objects.Contents ?? []).map((o) => o.Key!), ...(uploads.Uploads ?? []).map((u) => `upload of ${u.Key}`)].sort();
-    }
+    if (target) return bucketContents(target.s3, target.bucket);
     const root = h.config.fileStorageDir;
     const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
     return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)).sort();
