@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     process.stdout.write(`storage: ${h.storage.description}\n`);
     process.stdout.write(`median: service ${serviceMbps} MB/s, ${baseline} ${staticMbps} MB/s, ratio ${ratio}× `
       + `(target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})\n`);
-    process.stdout.write(`median server CPU per transfer: service ${serviceCpu} ms, ${baseline} ${staticCpu} ms (S3 direct: this process does nothing), `
+    process.stdout.write(`median server CPU per transfer: service ${serviceCpu} ms, ${baseline} ${staticCpu} ms${s3 ? ' (S3 direct: this process does nothing)' : ''}, `
       + `efficiency ratio baseline/service ${cpuRatio}×\n`);
     process.stdout.write(`service RSS growth during a transfer: at most ${maxGrowth} MB for ${SIZE / MIB} MiB sent\n`);
     process.stdout.write(`RESULT ${JSON.stringify({
