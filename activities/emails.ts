@@ -4,6 +4,7 @@ import type { OrderAlertRequest } from '../src/domain/fulfilment';
 import { orderAlertMail, receiptMail } from '../src/mail/templates';
 import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
+import { withdrawBeforeReceipt } from '../src/services/revocations';
 import type { ActivityDeps } from './deps';
 import { countAlertSent, recordReceiptSend } from './metrics';
 import { createSendOnce } from './send-once';
@@ -20,9 +21,13 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer });
 
   return {
-    /** Mints a fresh download link and emails it; `sendKey` names this attempt to send. */
-    async sendReceipt({ purchaseId, sendKey }: { purchaseId: string; sendKey: string }): Promise<void> {
+    /**
+     * Mints a fresh download link and emails it; `sendKey` names this attempt to send. A purchase
+     * whose access was withdrawn (revoked, or a refund that came before its order) gets nothing.
+     */
+    async sendReceipt({ purchaseId, sendKey }: { purchaseId: string; sendKey: string }): Promise<{ withdrawn: boolean }> {
       const em = orm.em.fork();
+      if (await withdrawBeforeReceipt(em, purchaseId, new Date())) return { withdrawn: true };
       const [receipt] = await em.execute<ReceiptRow[]>(
         `select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
          from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
@@ -51,6 +56,7 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
       );
       // One statement (a flush would wrap it in a transaction of its own).
       await em.nativeUpdate(Purchase, { id: purchaseId }, { receiptStatus: 'sent', receiptSentAt: new Date() });
+      return { withdrawn: false };
     },
 
     /**

@@ -18,24 +18,26 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
   return {
     /**
      * Which emails a fresh-links request makes: the purchases of the address in each organisation
-     * (customers are one per organisation and address), or the one purchase of an expired link.
+     * (customers are one per organisation and address), or the one purchase of an expired link;
+     * revoked purchases never (decisions §9).
      * Read-only, so a retry is harmless.
      */
-    async findFreshLinkGroups({ target }: Pick<FreshLinksRequest, 'target'>): Promise<FreshLinksGroup[]> {
+    async findFreshLinkGroups({ target, via: asked }: Pick<FreshLinksRequest, 'target' | 'via'>): Promise<FreshLinksGroup[]> {
       const em = orm.em.fork();
       const rows = 'email' in target
         ? await em.execute<LinkPurchaseRow[]>(
             `select p.id, p.organisation_id, p.customer_id from purchase p join customer c on c.id = p.customer_id
-             where c.email = ? order by p.organisation_id, p.created_at, p.id`,
+             where c.email = ? and p.revoked_at is null order by p.organisation_id, p.created_at, p.id`,
             [normaliseEmail(target.email)],
           )
         : await em.execute<LinkPurchaseRow[]>(
-            'select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ?',
+            'select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ? and p.revoked_at is null',
             [target.purchaseId],
           );
       const groups = new Map<string, FreshLinksGroup>();
+      const via = asked ?? ('email' in target ? 'my' : 'fresh-link');
       for (const row of rows) {
-        const group = groups.get(row.customer_id) ?? { orgId: row.organisation_id, customerId: row.customer_id, purchaseIds: [] };
+        const group = groups.get(row.customer_id) ?? { orgId: row.organisation_id, customerId: row.customer_id, purchaseIds: [], via };
         group.purchaseIds.push(row.id);
         groups.set(row.customer_id, group);
       }
@@ -53,7 +55,8 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
       if (!customer) return;
       const purchases = await em.find(
         Purchase,
-        { id: { $in: group.purchaseIds }, organisation: group.orgId, customer },
+        // Revoked since the lookup: no link (decisions §9).
+        { id: { $in: group.purchaseIds }, organisation: group.orgId, customer, revokedAt: null },
         { populate: ['product', 'version'], orderBy: { createdAt: 'asc', id: 'asc' } },
       );
       if (purchases.length === 0) return;
@@ -62,7 +65,7 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
         // email must already work. A retried send mints new ones; unused links just expire.
         const links = [];
         for (const purchase of purchases) {
-          const link = await issueDownloadLink(orm.em.fork(), purchase.id, config.downloadLinks);
+          const link = await issueDownloadLink(orm.em.fork(), purchase.id, config.downloadLinks, new Date(), group.via ?? 'my');
           links.push({
             productName: purchase.product.name,
             versionLabel: purchase.version?.version ?? null,

@@ -3,6 +3,7 @@ import { deliveryActivities } from './deliveries';
 import { emailActivities } from './emails';
 import { freshLinkActivities } from './fresh-links';
 import { purchaseActivities } from './purchases';
+import { revocationActivities } from './revocations';
 
 export type { ActivityDeps } from './deps';
 
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...emailActivities(deps),
     ...deliveryActivities(deps),
     ...freshLinkActivities(deps),
+    ...revocationActivities(deps),
   };
 }
 

@@ -26,6 +26,7 @@ export function purchaseActivities({ orm }: ActivityDeps) {
         created: row.purchase_id === input.purchaseKey,
         receiptStatus: row.receipt_status,
         ...(row.already_reported ? { alreadyReported: true } : {}),
+        ...(row.revoked ? { revoked: true } : {}),
       };
     },
 

@@ -2,3 +2,4 @@
 export { orderLineFulfilment } from './order-line-fulfilment';
 export { orderAlert } from './order-alert';
 export { freshLinks } from './fresh-links';
+export { purchaseRevocation } from './purchase-revocation';

@@ -50,6 +50,9 @@ interface RoundResult {
   reason: string | null;
 }
 
+/** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
+const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn before the receipt was sent' };
+
 /**
  * Fulfils one product of one order: the purchase (with its customer), then the receipt with a
  * fresh download link. Keyed by organisation + source + order id + product, so duplicate
@@ -85,7 +88,9 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
 
   async function send(purchaseId: string): Promise<RoundResult> {
     try {
-      await sendReceipt({ purchaseId, sendKey: uuid4() });
+      // Runs recorded before revocation existed returned nothing: sent.
+      const sent = await sendReceipt({ purchaseId, sendKey: uuid4() });
+      if (sent?.withdrawn) return WITHDRAWN;
       return { outcome: 'fulfilled', reason: null };
     } catch (error) {
       // From here on a delivery that arrives is a redelivery after the failure, not a join.
@@ -144,6 +149,8 @@ export async function orderLineFulfilment(input: FulfilmentInput): Promise<Fulfi
   let result: RoundResult;
   if (!recorded) {
     result = { outcome: 'error', reason: recordFailure ?? 'purchase could not be recorded' };
+  } else if (recorded.revoked && !recorded.alreadyReported) {
+    result = WITHDRAWN;
   } else if (recorded.alreadyReported || (!recorded.created && recorded.receiptStatus !== 'failed')) {
     // Already recorded: by another run, or by this very item's earlier run (a repeated dispatch).
     result = { outcome: 'duplicate', reason: null };

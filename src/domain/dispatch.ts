@@ -4,6 +4,7 @@
  */
 import type { FulfilmentRequest, OrderAlertRequest } from './fulfilment';
 import type { FreshLinksAsk } from './fresh-links';
+import type { RevocationRequest } from './revocation';
 
 export type FulfilLineDispatch = {
   kind: 'fulfil-line';
@@ -12,8 +13,9 @@ export type FulfilLineDispatch = {
 };
 export type OrderAlertDispatch = { kind: 'order-alert'; payload: OrderAlertRequest };
 export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksAsk };
+export type RevokeDispatch = { kind: 'revoke'; payload: RevocationRequest };
 
-export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch;
+export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */

@@ -7,6 +7,8 @@ export interface FreshLinksRequest {
   /** Random per HTTP request: the workflow id and the idempotency key of its emails. */
   requestId: string;
   target: { email: string } | { purchaseId: string };
+  /** A staff re-arm (decisions §10) rather than the buyer's own request; absent otherwise. */
+  via?: 're-arm';
   /** How long temporary SMTP failures are retried (EMAIL_RETRY_WINDOW). */
   emailRetryWindowMs: number;
 }
@@ -19,6 +21,8 @@ export interface FreshLinksGroup {
   orgId: string;
   customerId: string;
   purchaseIds: string[];
+  /** How the links were asked for; absent in runs recorded before it was kept (then `my`). */
+  via?: 'my' | 'fresh-link' | 're-arm';
 }
 
 /** No personal data: the request id is random. */

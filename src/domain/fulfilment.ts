@@ -23,6 +23,8 @@ export interface FulfilmentInput {
    * items of other deliveries that join the run are duplicates. Absent for API and dashboard sales.
    */
   deliveryItemId?: string;
+  /** payments-c: the payment the order was paid with, which its refunds and disputes name. */
+  paymentReference?: string;
 }
 
 /** A sale as the service asks for it: the fulfilment client adds the email retry window. */
@@ -39,12 +41,14 @@ export interface RecordedPurchase {
    * dispatch after an earlier run finished, and does nothing more.
    */
   alreadyReported?: boolean;
+  /** A refund or dispute came before the order (decisions §9): recorded revoked, no receipt. */
+  revoked?: boolean;
 }
 
 export interface FulfilmentResult {
   purchaseId: string;
   customerId: string;
-  outcome: Extract<ItemOutcome, 'fulfilled' | 'duplicate' | 'error'>;
+  outcome: Extract<ItemOutcome, 'fulfilled' | 'duplicate' | 'error' | 'revoked'>;
   reason: string | null;
 }
 

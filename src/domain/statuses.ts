@@ -12,8 +12,21 @@ export type VersionStatus = (typeof VERSION_STATUSES)[number];
 export const DELIVERY_STATUSES = ['Pending', 'Success', 'Error', 'held'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export const ITEM_OUTCOMES = ['fulfilled', 'duplicate', 'held', 'unmatched', 'error'] as const;
+/**
+ * What became of one line. Orders: fulfilled, duplicate, held, unmatched, error, or revoked (a refund
+ * came first, decisions §9). Refund and dispute events: revoked, not found, already revoked, or kept
+ * (a partial refund by amount).
+ */
+export const ITEM_OUTCOMES = ['fulfilled', 'duplicate', 'held', 'unmatched', 'error', 'revoked', 'not found', 'already revoked', 'kept'] as const;
 export type ItemOutcome = (typeof ITEM_OUTCOMES)[number];
+
+/** What a delivery log entry was: an order, or a refund or dispute event (decisions §9). */
+export const DELIVERY_KINDS = ['order', 'refund', 'dispute'] as const;
+export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
+
+/** Why a purchase's access was withdrawn. */
+export const REVOKE_REASONS = ['refund', 'chargeback', 'manual'] as const;
+export type RevokeReason = (typeof REVOKE_REASONS)[number];
 
 /**
  * What happened to a purchase's receipt. `failed` is the only state in which a redelivery of the

@@ -25,6 +25,7 @@ import { codecRoutes } from './routes/codec';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
+import { purchaseAccessRoutes } from './routes/api/purchase-access';
 import { webhookRoutes } from './routes/webhooks';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(deps));
   await app.register(purchaseRoutes(deps));
+  await app.register(purchaseAccessRoutes(deps));
   await app.register(webhookRoutes(deps));
   await app.register(productRoutes);
   await app.register(versionRoutes(deps));

@@ -5,7 +5,7 @@ import { NotFoundError } from '../domain/errors';
 import { normaliseAmount } from '../domain/money';
 import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
 import { normaliseEmail } from '../domain/email';
-import type { ReceiptStatus } from '../domain/statuses';
+import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
 
@@ -29,6 +29,9 @@ export const PurchaseJsonSchema = z.object({
   test: z.boolean(),
   receiptSentAt: z.string().nullable(),
   createdAt: z.string(),
+  revokedAt: z.string().nullable().describe('when access was withdrawn (decisions §9); null while it is not'),
+  revokeReason: z.enum(REVOKE_REASONS).nullable(),
+  downloadLimit: z.number().int().nullable().describe('this purchase\'s own download limit; null = the product\'s'),
 });
 export type PurchaseJson = z.infer<typeof PurchaseJsonSchema>;
 
@@ -51,6 +54,9 @@ export interface PurchaseRow {
   test: boolean;
   receiptStatus: ReceiptStatus;
   receiptSentAt: string | null;
+  revokedAt: string | null;
+  revokeReason: RevokeReason | null;
+  downloadLimit: number | null;
 }
 
 /**
@@ -77,6 +83,9 @@ export function purchaseJson(row: PurchaseRow): PurchaseJson {
     test: row.test,
     receiptSentAt: row.receiptSentAt,
     createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+    revokeReason: row.revokeReason,
+    downloadLimit: row.downloadLimit,
   };
 }
 
@@ -94,7 +103,8 @@ const SELECT = `select p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as 
     p.version_id as "versionId", c.id as "customerId", c.name as "customerName", c.email as "customerEmail",
     p.amount::text as amount, p.currency, p.payment_method as "paymentMethod", p.source,
     p.external_order_id as "externalOrderId", p.test, p.receipt_status as "receiptStatus",
-    ${isoUtc('p.receipt_sent_at')} as "receiptSentAt"
+    ${isoUtc('p.receipt_sent_at')} as "receiptSentAt", ${isoUtc('p.revoked_at')} as "revokedAt",
+    p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit"
   from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
   where p.organisation_id = ?`;
 const AFTER = ` and (p.created_at, p.id) < (select a.created_at, a.id from purchase a where a.id = ?)`;
@@ -156,6 +166,16 @@ export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId
     [purchaseId, orgId],
   );
   return row?.email ?? null;
+}
+
+/** A purchase's own download limit (decisions §10); null = the product's. 404 for another organisation's. */
+export async function setPurchaseDownloadLimit(em: EntityManager, orgId: string, purchaseId: string, downloadLimit: number | null): Promise<void> {
+  const rows = isUuid(purchaseId)
+    ? await em.execute<Array<{ id: string }>>(
+        'update purchase set download_limit = ? where id = ? and organisation_id = ? returning id', [downloadLimit, purchaseId, orgId],
+      )
+    : [];
+  if (rows.length === 0) throw new NotFoundError('purchase not found');
 }
 
 /** What the answer to a recorded sale names: the customer's email and the product. */

@@ -13,6 +13,7 @@ export interface RecordPurchaseRow {
   receipt_status: RecordedPurchase['receiptStatus'] | null;
   purchase_customer_id: string | null;
   already_reported: boolean;
+  revoked: boolean;
 }
 
 /**
@@ -34,7 +35,8 @@ function customerSql(input: FulfilmentInput, email: string, params: unknown[]): 
 }
 
 /**
- * Finds or creates the customer and creates the purchase, idempotently: the purchase's id is
+ * Finds or creates the customer and creates the purchase, idempotently (a refund that came first,
+ * its notice, makes it revoked from the start, with no receipt): the purchase's id is
  * `purchaseKey`, and its business key (organisation, source, order id, product) is unique, so a
  * retry or a duplicate run finds the row instead of making another. One statement (one round
  * trip, one commit). Returns the row as read; the caller decides what a missing part means.
@@ -44,8 +46,9 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentInput &
   const params: unknown[] = [input.productId, input.orgId];
   const customer = customerSql(input, email, params);
   params.push(
+    input.orgId, input.source, input.externalOrderId ?? '', input.paymentReference ?? '', input.productId,
     input.purchaseKey, input.orgId, input.amount, input.currency, input.paymentMethod, input.source,
-    input.externalOrderId, input.test, input.sendReceipt ? 'pending' : 'skipped',
+    input.externalOrderId, input.paymentReference ?? null, input.test, input.sendReceipt ? 'pending' : 'skipped',
     input.orgId, input.source, input.externalOrderId, input.productId,
     input.deliveryItemId ?? null,
   );
@@ -55,20 +58,29 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentInput &
   const [row] = await em.execute<RecordPurchaseRow[]>(
     `with product_row as (select id, active_version_id from product where id = ? and organisation_id = ?),
      ${customer},
+     notice as (
+       select reason from revocation_notice
+       where organisation_id = ? and source = ?
+         and ((ref_kind = 'order' and order_ref = ?) or (ref_kind = 'payment' and order_ref = ?))
+         and (product_id is null or product_id = ?)
+       order by created_at limit 1),
      new_purchase as (
        insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
-         payment_method, source, external_order_id, test, receipt_status, created_at)
-       select ?, ?, p.id, p.active_version_id, c.id, ?, ?, ?, ?, ?, ?, ?, now() from product_row p, customer_row c
-       on conflict do nothing returning id, receipt_status, customer_id),
+         payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, created_at)
+       select ?, ?, p.id, p.active_version_id, c.id, ?, ?, ?, ?, ?, ?, ?,
+         case when n.reason is null then ? else 'skipped' end,
+         case when n.reason is null then null else now() end, n.reason, now()
+       from product_row p cross join customer_row c left join notice n on true
+       on conflict do nothing returning id, receipt_status, customer_id, revoked_at),
      purchase_row as (
-       select id, receipt_status, customer_id from new_purchase
+       select id, receipt_status, customer_id, revoked_at from new_purchase
        union all
-       select id, receipt_status, customer_id from purchase
+       select id, receipt_status, customer_id, revoked_at from purchase
        where organisation_id = ? and source = ? and external_order_id = ? and product_id = ?
          and not exists (select 1 from new_purchase))
      select exists (select 1 from product_row) as product_found,
        (select id from customer_row limit 1) as customer_id,
-       r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id,
+       r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
        exists (select 1 from webhook_delivery_item where id = ?::uuid and outcome is not null) as already_reported
      from (select 1) as one left join purchase_row r on true`,
     params,

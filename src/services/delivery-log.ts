@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NewDispatch } from '../domain/dispatch';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform, PurchaseSource } from '../domain/platforms';
-import { alertDue, deliveryStatusOf, type ItemOutcome } from '../domain/statuses';
+import { alertDue, deliveryStatusOf, type DeliveryKind, type ItemOutcome } from '../domain/statuses';
 import { preparedRows } from '../db/sql';
 import { DISPATCH_INSERT_SQL, dispatchRowsJson } from './workflow-outbox';
 
@@ -23,6 +23,7 @@ export interface NewItem {
 
 export interface NewEntry {
   id: string;
+  kind: DeliveryKind;
   platform: Platform;
   externalOrderId: string;
   test: boolean;
@@ -38,11 +39,11 @@ export interface NewEntry {
 const RECORD_ENTRIES_SQL = `with input as (
     select ?::uuid as org, ?::timestamptz as now, ?::jsonb as deliveries, ?::jsonb as items, ?::jsonb as counters),
   deliveries as (
-    insert into webhook_delivery (id, organisation_id, platform, external_order_id, status, unmatched, test, workflow_ids, received_at, completed_at)
-    select d.id, input.org, d.platform, d.external_order_id, d.status, d.unmatched, d.test, d.workflow_ids, input.now,
+    insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, status, unmatched, test, workflow_ids, received_at, completed_at)
+    select d.id, input.org, d.kind, d.platform, d.external_order_id, d.status, d.unmatched, d.test, d.workflow_ids, input.now,
       case when d.status = 'Pending' then null else input.now end
     from input, jsonb_to_recordset(input.deliveries)
-      as d(id uuid, platform text, external_order_id text, status text, unmatched boolean, test boolean, workflow_ids jsonb)),
+      as d(id uuid, kind text, platform text, external_order_id text, status text, unmatched boolean, test boolean, workflow_ids jsonb)),
   items as (
     insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id)
     select i.id, i.delivery_id, i.line_index, i.sku, i.product_id, i.outcome, i.reason, i.workflow_id
@@ -67,7 +68,7 @@ export async function recordEntries(em: EntityManager, orgId: string, entries: N
   const deliveries = entries.map((entry) => {
     const outcomes = entry.items.map((i) => i.outcome);
     return {
-      id: entry.id, platform: entry.platform, external_order_id: entry.externalOrderId, status: deliveryStatusOf(outcomes),
+      id: entry.id, kind: entry.kind, platform: entry.platform, external_order_id: entry.externalOrderId, status: deliveryStatusOf(outcomes),
       unmatched: outcomes.includes('unmatched'), test: entry.test, workflow_ids: entry.workflowIds,
     };
   });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { downloadLinkExpiry, downloadLinkUrl, type DownloadLinkSettings } from '../domain/download-links';
 import { DownloadToken } from '../db/entities';
+import type { LinkOrigin } from '../domain/evidence';
 import { mintDownloadToken } from '../security/secrets';
 
 export interface IssuedLink {
@@ -9,15 +10,19 @@ export interface IssuedLink {
   expiresAt: Date;
 }
 
-/** Mints a fresh token for a purchase; only its hash is stored, the URL is returned once. One insert, no transaction. */
+/**
+ * Mints a fresh token for a purchase; only its hash is stored, the URL is returned once. `via` is
+ * how it was asked for (the dispute evidence lists it). One insert, no transaction.
+ */
 export async function issueDownloadLink(
   em: EntityManager,
   purchaseId: string,
   links: DownloadLinkSettings,
   now: Date = new Date(),
+  via: LinkOrigin = 'receipt',
 ): Promise<IssuedLink> {
   const { token, hash } = mintDownloadToken();
   const expiresAt = downloadLinkExpiry(now, links.ttlMs);
-  await em.insert(DownloadToken, { id: randomUUID(), purchase: purchaseId, tokenHash: hash, expiresAt, createdAt: now });
+  await em.insert(DownloadToken, { id: randomUUID(), purchase: purchaseId, tokenHash: hash, expiresAt, createdAt: now, issuedVia: via });
   return { url: downloadLinkUrl(links.siteUrl, token), expiresAt };
 }

@@ -9,6 +9,16 @@ const TOKEN_RE = /^[A-Za-z0-9_-]{16,128}$/;
 
 export type LinkState = 'valid' | 'expired' | 'used';
 
+/** The purchase's download allowance (decisions §10): `allowed` null = unlimited. */
+export interface DownloadAllowance {
+  allowed: number | null;
+  /** Completed file transfers since the purchase was made or last re-armed. */
+  used: number;
+}
+
+/** Whether no further file transfer may start. */
+export const limitReached = (allowance: DownloadAllowance): boolean => allowance.allowed !== null && allowance.used >= allowance.allowed;
+
 /** A download link as the customer pages see it: the token's row with its purchase's context. */
 export interface DownloadLink {
   tokenId: string;
@@ -21,6 +31,11 @@ export interface DownloadLink {
   versionLabel: string | null;
   expiresAt: Date;
   state: LinkState;
+  /** Access withdrawn (refund, chargeback, by hand): the link and its files answer 410 whatever its state. */
+  revoked: boolean;
+  allowance: DownloadAllowance;
+  /** The seller's support address, shown when the limit is reached; null when none is set. */
+  supportEmail: string | null;
 }
 
 export interface DownloadFile {
@@ -49,6 +64,10 @@ interface LinkRow {
   org_name: string;
   product_name: string;
   version_label: string | null;
+  revoked: boolean;
+  download_limit: number | null;
+  downloads_used: string | number;
+  support_email: string | null;
 }
 
 interface FileRow {
@@ -83,7 +102,13 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
   if (!TOKEN_RE.test(token)) return null;
   const [row] = await em.execute<LinkRow[]>(
     `select t.id as token_id, t.expires_at, t.used_at, p.id as purchase_id, p.organisation_id as org_id,
-       v.id as version_id, o.name as org_name, pr.name as product_name, v.version as version_label
+       v.id as version_id, o.name as org_name, pr.name as product_name, v.version as version_label,
+       p.revoked_at is not null as revoked, coalesce(p.download_limit, pr.download_limit) as download_limit,
+       o.support_email,
+       case when coalesce(p.download_limit, pr.download_limit) is null then 0 else (
+         select count(*) from activity_log_entry a
+         where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity')
+       ) end as downloads_used
      from download_token t
      join purchase p on p.id = t.purchase_id
      join organisation o on o.id = p.organisation_id
@@ -103,18 +128,27 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
     versionLabel: row.version_label,
     expiresAt: new Date(row.expires_at),
     state: stateOf(row, now),
+    revoked: row.revoked,
+    allowance: { allowed: row.download_limit, used: Number(row.downloads_used) },
+    supportEmail: row.support_email,
   };
 }
 
 /**
- * Opening a valid link moves its expiry to a link lifetime from now (decisions §6). Returns the
+ * Opening a valid link moves its expiry to a link lifetime from now (decisions §6) and is a page
+ * open in the purchase's activity (the dispute evidence lists them), in one statement. Returns the
  * link as it now stands: a link used or expired meanwhile is returned in that state, unchanged.
  */
-export async function openDownloadLink(em: EntityManager, link: DownloadLink, now: Date, ttlMs: number): Promise<DownloadLink> {
-  if (link.state !== 'valid') return link;
+export async function openDownloadLink(em: EntityManager, link: DownloadLink, requester: Requester, now: Date, ttlMs: number): Promise<DownloadLink> {
+  if (link.state !== 'valid' || link.revoked) return link;
   const rows = await em.execute<Array<{ expires_at: Date | string }>>(
-    `update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning expires_at`,
-    [downloadLinkExpiry(now, ttlMs), link.tokenId, now],
+    `with opened as (
+       update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning id, expires_at),
+     logged as (
+       insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, ip, user_agent, created_at)
+       select gen_random_uuid(), ?, 'page_open', ?, id, ?, ?, ? from opened)
+     select expires_at from opened`,
+    [downloadLinkExpiry(now, ttlMs), link.tokenId, now, link.orgId, link.purchaseId, requester.ip, requester.userAgent, now],
   );
   if (rows.length === 0) return { ...link, state: 'used' };
   return { ...link, expiresAt: new Date(rows[0].expires_at) };

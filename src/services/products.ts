@@ -21,6 +21,7 @@ export const ProductSchema = z.object({
   status: z.enum(PRODUCT_STATUSES),
   activeVersionId: z.uuid().nullable(),
   skus: z.array(z.string()).describe('extra SKUs (normalised: trimmed, lower-case) that map to this product'),
+  downloadLimit: z.number().int().nullable().describe('completed file transfers allowed per purchase (decisions §10); null = unlimited'),
   createdAt: z.string().describe('ISO 8601'),
   updatedAt: z.string().describe('ISO 8601'),
 });
@@ -43,6 +44,14 @@ export const ProductListingSchema = z.object({
 });
 export type ProductListing = z.infer<typeof ProductListingSchema>;
 
+/** A download limit as entered: a positive whole number of completed transfers, or null for unlimited. */
+export const DownloadLimitInput = z.preprocess(
+  // Dashboard forms send what was typed: digits become the number, an empty field "no limit".
+  (value) => (typeof value === 'string' ? (value.trim() === '' ? null : /^\d+$/.test(value.trim()) ? Number(value.trim()) : value) : value),
+  z.number({ error: 'downloadLimit must be a whole number or null' }).int('downloadLimit must be a whole number')
+    .min(1, 'downloadLimit must be at least 1').max(1_000_000, 'downloadLimit must be at most 1000000').nullable(),
+);
+
 const SkusInput = z
   .array(z.string().max(200, 'a SKU has at most 200 characters'))
   .max(200, 'at most 200 SKUs')
@@ -57,6 +66,7 @@ export const CreateProductSchema = z.object({
   slug: z.string().max(200).optional().describe('required; normalised to lowercase letters, digits and hyphens'),
   description: z.string().max(20_000).optional(),
   skus: SkusInput.optional(),
+  downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null or absent = unlimited'),
 });
 export type CreateProductInput = z.infer<typeof CreateProductSchema>;
 
@@ -68,6 +78,7 @@ export const UpdateProductSchema = z.object({
   slug: z.string().max(200).optional().describe('normalised like on create'),
   skus: SkusInput.optional().describe('replaces the extra SKUs'),
   activeVersionId: boundedText(FIELD_LIMITS.id).nullable().optional().describe('a ready version of this product; null clears it'),
+  downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null = unlimited'),
 });
 export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
 
@@ -91,6 +102,7 @@ interface ProductRow {
   created_at: string;
   updated_at: string;
   skus: string[];
+  download_limit: number | null;
   /** Null when the product has no active version (status is never null otherwise). */
   version_status: z.infer<typeof ActiveVersionSchema>['status'] | null;
   version_label: string | null;
@@ -105,7 +117,7 @@ interface ProductRow {
 const listingSql = (skuFilter: string, productFilter: string) => `
   select p.id, p.name, p.slug, p.description, p.status, p.active_version_id,
          ${isoUtc('p.created_at')} as created_at, ${isoUtc('p.updated_at')} as updated_at,
-         coalesce(s.skus, '[]') as skus,
+         coalesce(s.skus, '[]') as skus, p.download_limit,
          v.status as version_status, v.version as version_label
   from product p
   left join product_version v on v.id = p.active_version_id and v.product_id = p.id
@@ -129,6 +141,7 @@ function listingOf(orgId: string, row: ProductRow): ProductListing {
       status: row.status,
       activeVersionId: row.active_version_id,
       skus: row.skus,
+      downloadLimit: row.download_limit,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     },
@@ -222,7 +235,7 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
   await assertSkusFree(em, orgId, null, slug, extras);
 
   const productId = await em.transactional(async (tx) => {
-    const product = tx.create(Product, { organisation: orgId, name, slug, description: input.description ?? '' });
+    const product = tx.create(Product, { organisation: orgId, name, slug, description: input.description ?? '', downloadLimit: input.downloadLimit ?? null });
     await syncSkus(tx, product, extras, []);
     return product.id;
   });
@@ -245,6 +258,7 @@ export async function updateProduct(
     if (name !== undefined) product.name = name;
     if (patch.description !== undefined) product.description = patch.description;
     if (patch.status !== undefined) product.status = patch.status;
+    if (patch.downloadLimit !== undefined) product.downloadLimit = patch.downloadLimit;
     if (patch.activeVersionId !== undefined) product.activeVersion = await readyVersionOf(tx, product, patch.activeVersionId);
     if (slug !== undefined || patch.skus !== undefined) {
       if (slug !== undefined) product.slug = slug;

@@ -14,6 +14,7 @@ import type { Orm } from '../db/orm';
 import { NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors';
 import type { NewDispatch } from '../domain/dispatch';
 import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
+import { revocationWorkflowId, type RevocationRequest } from '../domain/revocation';
 import { fromMinorUnits } from '../domain/money';
 import { planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
@@ -24,6 +25,9 @@ import {
   WebhookParseError,
   type IntegrationSecrets,
   type NormalizedOrder,
+  type NormalizedRevocation,
+  type ParseResult,
+  type SharedRoute,
   type PlatformAdapter,
   type WebhookRequest,
 } from '../webhooks/adapter';
@@ -100,7 +104,7 @@ async function candidatesFor(em: EntityManager, keyRing: KeyRing, adapter: Platf
     return candidates(rows);
   }
 
-  let route: { orgId: string | null; accountId: string | null };
+  let route: SharedRoute;
   try {
     route = adapter.routing.routeOf(request);
   } catch (error) {
@@ -117,6 +121,15 @@ async function candidatesFor(em: EntityManager, keyRing: KeyRing, adapter: Platf
       em,
       `${CANDIDATE_SELECT} where i.account_id = ? order by i.updated_at desc limit 10`,
       [platform, route.accountId],
+    );
+    if (rows.length > 0) return candidates(rows);
+  }
+  if (route.paymentReference) {
+    // A dispute carries none of the session's metadata: the organisations that sold with this payment.
+    const rows = await preparedRows<CandidateRow>(
+      em,
+      `${CANDIDATE_SELECT} where o.id in (select organisation_id from purchase where source = ? and payment_reference = ? limit 10)`,
+      [platform, platform, route.paymentReference],
     );
     if (rows.length > 0) return candidates(rows);
   }
@@ -143,9 +156,9 @@ function unreadable(order: NormalizedOrder): string | null {
   return null;
 }
 
-/** The SKUs of all orders → their products in this organisation (case-insensitive after trim). */
-async function matchSkus(em: EntityManager, orgId: string, orders: NormalizedOrder[]): Promise<Map<string, MatchedProduct>> {
-  const skus = [...new Set(orders.flatMap((o) => o.lines).flatMap((l) => (l.sku === null ? [] : [normaliseSku(l.sku)])))];
+/** SKUs as sent → their products in this organisation (case-insensitive after trim). */
+async function matchSkus(em: EntityManager, orgId: string, sentSkus: Array<string | null>): Promise<Map<string, MatchedProduct>> {
+  const skus = [...new Set(sentSkus.flatMap((sku) => (sku === null ? [] : [normaliseSku(sku)])))];
   const matches = new Map<string, MatchedProduct>();
   if (skus.length === 0) return matches;
   // One round trip on the request path: SKU, product and its active version together (a fixed
@@ -163,6 +176,11 @@ async function matchSkus(em: EntityManager, orgId: string, orders: NormalizedOrd
     matches.set(row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version });
   }
   return matches;
+}
+
+/** The SKUs a refund names (whole-order and partial refunds name none). */
+function revocationSkus(revocations: NormalizedRevocation[]): Array<string | null> {
+  return revocations.flatMap((r) => (r.scope.kind === 'lines' ? r.scope.skus : []));
 }
 
 interface Plan {
@@ -187,7 +205,7 @@ function planDeliveries(
       hasCustomerEmail: email !== null && isEmailAddress(email),
     };
     const currency = order.currency ?? NO_CURRENCY;
-    const entry: NewEntry = { id: randomUUID(), platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };
+    const entry: NewEntry = { id: randomUUID(), kind: 'order', platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };
     for (const line of order.lines) {
       const itemId = randomUUID();
       const product = line.sku === null ? undefined : matches.get(normaliseSku(line.sku));
@@ -216,6 +234,7 @@ function planDeliveries(
           test: order.test,
           sendReceipt: true,
           deliveryItemId: itemId,
+          ...(order.paymentReference !== undefined ? { paymentReference: order.paymentReference } : {}),
         },
       });
     }
@@ -232,6 +251,52 @@ function planDeliveries(
     plan.entries.push(entry);
   }
   return plan;
+}
+
+/**
+ * A refund or dispute event is one entry of kind refund/dispute (decisions §9). A partial refund by
+ * amount is final at once (`kept`); otherwise each named line is an item (a whole-order event one
+ * item that the run expands per purchase), decided by a `purchaseRevocation` run.
+ */
+function planRevocations(orgId: string, platform: Platform, revocations: NormalizedRevocation[], matches: Map<string, MatchedProduct>): Plan {
+  const plan: Plan = { entries: [], dispatches: [] };
+  for (const revocation of revocations) {
+    const [refKind, orderRef] = 'paymentReference' in revocation.order
+      ? ['payment', revocation.order.paymentReference] as const
+      : ['order', revocation.order.externalOrderId] as const;
+    const entry: NewEntry = { id: randomUUID(), kind: revocation.event, platform, externalOrderId: orderRef, test: false, items: [], workflowIds: [] };
+    const { scope } = revocation;
+    if (scope.kind === 'none') {
+      entry.items.push({ id: randomUUID(), sku: null, productId: null, outcome: 'kept', reason: scope.reason, workflowId: null });
+      plan.entries.push(entry);
+      continue;
+    }
+    const request: RevocationRequest = {
+      orgId, platform, deliveryId: entry.id, refKind, orderRef, reason: revocation.event === 'dispute' ? 'chargeback' : 'refund',
+    };
+    const workflowId = revocationWorkflowId(request);
+    const skus = scope.kind === 'lines' ? scope.skus : [null];
+    for (const sku of skus) {
+      const productId = sku === null ? null : matches.get(normaliseSku(sku))?.productId ?? null;
+      entry.items.push({ id: randomUUID(), sku, productId, outcome: null, reason: null, workflowId });
+    }
+    entry.workflowIds.push(workflowId);
+    plan.dispatches.push({ kind: 'revoke', workflowId, orgId, payload: request });
+    plan.entries.push(entry);
+  }
+  return plan;
+}
+
+/** Why a verified refund or dispute cannot be recorded as it is (400), or null when it can. */
+function unreadableRevocation(revocation: NormalizedRevocation): string | null {
+  const ref = 'paymentReference' in revocation.order ? revocation.order.paymentReference : revocation.order.externalOrderId;
+  const skus = revocation.scope.kind === 'lines' ? revocation.scope.skus : [];
+  for (const value of [ref, ...skus]) {
+    if (value === null) continue;
+    if (value.length > MAX_ORDER_ID_LENGTH) return 'an id of the event is too long';
+    if (value.includes('\u0000')) return 'the event contains NUL characters';
+  }
+  return null;
 }
 
 /**
@@ -254,22 +319,26 @@ export async function receiveDelivery(
   const org = configured.find((c) => adapter.verify(request, c.secrets!, now));
   if (!org) throw new UnauthorizedError('invalid or missing signature');
 
-  let orders: NormalizedOrder[];
+  let parsed: ParseResult;
   try {
-    const parsed = adapter.parse(request);
-    if (parsed.kind === 'ignored') return [];
-    orders = parsed.orders;
+    parsed = adapter.parse(request);
   } catch (error) {
     if (error instanceof WebhookParseError) throw new ValidationError(error.message);
     throw error;
   }
-  for (const order of orders) {
-    const problem = unreadable(order);
-    if (problem !== null) throw new ValidationError(problem);
-  }
+  if (parsed.kind === 'ignored') return [];
+  const problems = parsed.kind === 'orders' ? parsed.orders.map(unreadable) : parsed.revocations.map(unreadableRevocation);
+  const problem = problems.find((p) => p !== null);
+  if (problem) throw new ValidationError(problem);
 
-  const matches = await matchSkus(em, org.orgId, orders);
-  const plan = planDeliveries(org, target.platform, orders, matches, now);
+  let plan: Plan;
+  if (parsed.kind === 'orders') {
+    const matches = await matchSkus(em, org.orgId, parsed.orders.flatMap((o) => o.lines.map((l) => l.sku)));
+    plan = planDeliveries(org, target.platform, parsed.orders, matches, now);
+  } else {
+    const matches = await matchSkus(em, org.orgId, revocationSkus(parsed.revocations));
+    plan = planRevocations(org.orgId, target.platform, parsed.revocations, matches);
+  }
   const nonce = adapter.signedNonce?.(request);
   if (nonce === undefined) {
     await recordEntries(em, org.orgId, plan.entries, plan.dispatches, now);

@@ -17,7 +17,7 @@ import { ServiceUnavailableError } from '../domain/errors';
 import { fulfilmentWorkflowId } from '../domain/ids';
 import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
-import type { freshLinks, orderAlert, orderLineFulfilment } from '../../workflows';
+import type { freshLinks, orderAlert, orderLineFulfilment, purchaseRevocation } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
@@ -133,6 +133,19 @@ export class FulfilmentClient {
           workflowIdConflictPolicy: 'USE_EXISTING',
         }));
         return;
+      case 'revoke': {
+        // One run per event entry: a repeated dispatch finds it (open or closed) and its items decided.
+        const revocation = request.payload;
+        await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof purchaseRevocation>('purchaseRevocation', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [revocation],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          typedSearchAttributes: this.searchAttributes(revocation.orgId, revocation.platform, revocation.orderRef),
+        }));
+        return;
+      }
     }
   }
 

@@ -25,6 +25,34 @@ export interface NormalizedOrder {
   orgId?: string;
   /** payments-c only: the connected account the event came from, if any. */
   accountId?: string;
+  /**
+   * payments-c only: the payment the order was paid with (`payment_intent`), which its refund and
+   * dispute events name instead of the order.
+   */
+  paymentReference?: string;
+}
+
+/** Which purchases of an order a refund or dispute event takes back (decisions §9). */
+export type RevocationScope =
+  /** Every product of the order (a full refund, a dispute, a cancelled order). */
+  | { kind: 'order' }
+  /** The lines the event names, by SKU as sent (null when a named line carried none). */
+  | { kind: 'lines'; skus: Array<string | null> }
+  /** Money back without naming lines (a partial refund by amount): access is kept. */
+  | { kind: 'none'; reason: string };
+
+/** The order a refund or dispute event is about: its id, or (payments-c) the payment it names. */
+export type OrderReference = { externalOrderId: string } | { paymentReference: string };
+
+/** The one shape every platform's refund or dispute notification is parsed into. */
+export interface NormalizedRevocation {
+  event: 'refund' | 'dispute';
+  order: OrderReference;
+  scope: RevocationScope;
+  /** payments-c only: the organisation named in the event's metadata, if any. */
+  orgId?: string;
+  /** payments-c only: the connected account the event came from, if any. */
+  accountId?: string;
 }
 
 /** A webhook request as the front door received it: the exact bytes, never a re-serialised body. */
@@ -46,12 +74,24 @@ export interface IntegrationSecrets {
 
 export type ParseResult =
   | { kind: 'orders'; orders: NormalizedOrder[] }
-  /** Understood but carries no order to fulfil (another event type, a refund ping ...): 200, nothing recorded. */
+  /** Refund or dispute events (decisions §9): each is one delivery log entry of kind refund/dispute. */
+  | { kind: 'revocations'; revocations: NormalizedRevocation[] }
+  /** Understood but carries nothing to act on (another event type, an activation ping ...): 200, nothing recorded. */
   | { kind: 'ignored'; reason: string };
 
 /** Thrown by `parse` when a verified body cannot be read: the front door answers 400. */
 export class WebhookParseError extends Error {
   override name = 'WebhookParseError';
+}
+
+/**
+ * Who a delivery on a shared URL may be for: the organisation it names, the account it came from,
+ * and for a refund or dispute the payment it names (whose purchases tell the organisation).
+ */
+export interface SharedRoute {
+  orgId: string | null;
+  accountId: string | null;
+  paymentReference?: string | null;
 }
 
 /** Where an organisation's deliveries of a platform arrive, and how the organisation is known. */
@@ -65,7 +105,7 @@ export type PlatformRouting =
   | {
       kind: 'shared';
       /** Read before verification, only to choose whose secret to check. Throws WebhookParseError. */
-      routeOf(request: WebhookRequest): { orgId: string | null; accountId: string | null };
+      routeOf(request: WebhookRequest): SharedRoute;
       /** The hint beside the account id field on Settings › Integrations. */
       accountIdHint: string;
     };

@@ -1,11 +1,42 @@
 /**
  * cart-e (Gumroad Ping-style form-encoded sale ping, one product per ping). No signature: the webhook
  * URL carries the shared secret in its query parameter `secret`, compared in constant time.
+ *
+ * Refunds and disputes re-send the sale's ping (decisions §9), with `resource_name` `refund` or
+ * `dispute` when they come through a resource subscription. `refunded=true` only once the whole sale
+ * is refunded: a partial refund pings `resource_name=refund` with `refunded=false` (the ping has no
+ * partial-refund field). `disputed` stays true after a won dispute, which pings `dispute_won`.
  */
-import type { PlatformAdapter } from './adapter';
+import type { ParseResult, PlatformAdapter } from './adapter';
 import { currencyOf, formBody, minorAmount, quantityOf } from './fields';
 import { field, requireField } from './form';
+import { partialRefund } from './revocation';
 import { configured, safeEqual } from './signature';
+
+/** Resources whose ping is read; any other (cancellation, dispute_won, subscription_*) is ignored. */
+const READ_RESOURCES = new Set(['sale', 'refund', 'dispute']);
+
+/** A refund or dispute ping, or null for a sale. */
+function revocationOf(form: URLSearchParams, resource: string | null): ParseResult | null {
+  const refunded = field(form, 'refunded') === 'true';
+  // `disputed` stays true once the seller has won the dispute: that is no new dispute.
+  const disputed = field(form, 'disputed') === 'true' && field(form, 'dispute_won') !== 'true';
+  let event: 'refund' | 'dispute';
+  if (resource === 'refund' || (resource !== 'dispute' && refunded)) event = 'refund';
+  else if (resource === 'dispute' || disputed) event = 'dispute';
+  else return null;
+
+  return {
+    kind: 'revocations',
+    revocations: [
+      {
+        event,
+        order: { externalOrderId: requireField(form, 'sale_id') },
+        scope: event === 'refund' && !refunded ? partialRefund() : { kind: 'order' },
+      },
+    ],
+  };
+}
 
 export const cartE: PlatformAdapter<'cart-e'> = {
   platform: 'cart-e',
@@ -24,8 +55,11 @@ export const cartE: PlatformAdapter<'cart-e'> = {
   parse(request) {
     const form = formBody(request);
     const resource = field(form, 'resource_name');
-    if (resource !== null && resource !== 'sale') return { kind: 'ignored', reason: `resource ${resource} is not a sale` };
-    if (field(form, 'refunded') === 'true') return { kind: 'ignored', reason: 'refund ping, not a sale' };
+    if (resource !== null && !READ_RESOURCES.has(resource)) {
+      return { kind: 'ignored', reason: `resource ${resource} is not a sale, refund or dispute` };
+    }
+    const revocation = revocationOf(form, resource);
+    if (revocation !== null) return revocation;
 
     const externalOrderId = requireField(form, 'sale_id');
     const currency = currencyOf(form.get('currency'));

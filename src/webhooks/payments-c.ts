@@ -3,8 +3,20 @@
  * `t=<unix>,v1=<hex>[,v1=<hex>...][,v0=...]`. Expected v1 = hex HMAC-SHA256 of `${t}.${raw body}`
  * keyed by the endpoint secret as is (UTF-8, `whsec_` prefix included). Any v1 may match (secret
  * rotation); the timestamp must lie within 300 s of now, in either direction.
+ *
+ * Refunds and disputes (decisions §9) name the charge, not the checkout session: they are matched to
+ * the order through the PaymentIntent both carry (`payment_intent`), kept on the order as
+ * `paymentReference`.
  */
-import { WebhookParseError, type NormalizedLine, type PlatformAdapter, type WebhookRequest } from './adapter';
+import {
+  WebhookParseError,
+  type NormalizedLine,
+  type ParseResult,
+  type PlatformAdapter,
+  type RevocationScope,
+  type SharedRoute,
+  type WebhookRequest,
+} from './adapter';
 import {
   currencyOf,
   firstText,
@@ -17,6 +29,7 @@ import {
   text,
   type JsonObject,
 } from './fields';
+import { partialRefund } from './revocation';
 import { configured, headerValue, hmacSha256, safeEqual } from './signature';
 
 export const PAYMENTS_C_HEADERS = ['paymentsc-signature', 'stripe-signature'];
@@ -24,6 +37,8 @@ export const PAYMENTS_C_TOLERANCE_SECONDS = 300;
 
 const ORDER_EVENTS = new Set(['checkout.session.completed', 'checkout.session.async_payment_succeeded']);
 const PAID_STATUSES = new Set(['paid', 'no_payment_required']);
+const REFUND_EVENT = 'charge.refunded';
+const DISPUTE_EVENT = 'charge.dispute.created';
 
 /** `t` and every `v1` of the header; other keys (v0, unknown) are ignored. */
 export function parseSignatureHeader(value: string): { timestamp: number | null; signatures: string[] } {
@@ -98,18 +113,112 @@ function sessionLines(session: JsonObject, currency: string | null): NormalizedL
   return [{ sku: null, quantity: 1, amount: total }];
 }
 
-/** The organisation an event names: `data.object.metadata.org_id`, and the connected `account`. */
+/**
+ * The organisation an event names: `data.object.metadata.org_id`, and the connected `account`. On a
+ * charge the metadata is its PaymentIntent's (copied when the payment was confirmed, so set through
+ * the session's `payment_intent_data.metadata`, not its own `metadata`); a dispute's is its own and
+ * starts empty, so disputes are routed by `account` unless the seller adds `org_id` to it.
+ */
 function routingOf(event: JsonObject): { orgId: string | null; accountId: string | null } {
-  const session = objectAt(objectAt(event.data)?.object);
-  return { orgId: text(objectAt(session?.metadata)?.org_id), accountId: text(event.account) };
+  const object = objectAt(objectAt(event.data)?.object);
+  return { orgId: text(objectAt(object?.metadata)?.org_id), accountId: text(event.account) };
+}
+
+/**
+ * What the shared route reads before verification: the organisation or account an event names, and
+ * for a refund or dispute its payment, whose purchases' organisation then receives it.
+ */
+function sharedRouteOf(event: JsonObject): SharedRoute {
+  const isRevocation = event.type === REFUND_EVENT || event.type === DISPUTE_EVENT;
+  return {
+    ...routingOf(event),
+    paymentReference: isRevocation ? paymentIntentId(objectAt(objectAt(event.data)?.object)?.payment_intent) : null,
+  };
+}
+
+/** `orgId` and `accountId` of an order or revocation, present only when the event names them. */
+function routingFields(event: JsonObject): { orgId?: string; accountId?: string } {
+  const { orgId, accountId } = routingOf(event);
+  return { ...(orgId !== null ? { orgId } : {}), ...(accountId !== null ? { accountId } : {}) };
+}
+
+/** A `payment_intent` as sent: its id, or the expanded object whose `id` it is; null when absent. */
+function paymentIntentId(value: unknown): string | null {
+  return text(value) ?? text(objectAt(value)?.id);
+}
+
+/** A required amount in minor units (a whole JSON number, as the platform sends them). */
+function minorUnits(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new WebhookParseError(`${what} is not a whole number`);
+  }
+  return value;
+}
+
+function parseOrder(event: JsonObject): ParseResult {
+  const session = requireObject(objectAt(event.data)?.object, 'data.object');
+  const externalOrderId = requireId(session.id, 'data.object.id');
+  const currency = currencyOf(session.currency);
+  const details = objectAt(session.customer_details);
+  const paymentReference = paymentIntentId(session.payment_intent);
+
+  return {
+    kind: 'orders',
+    orders: [
+      {
+        externalOrderId,
+        customer: {
+          email: firstText(details?.email, session.customer_email),
+          name: text(details?.name),
+        },
+        currency,
+        lines: sessionLines(session, currency),
+        paid: typeof session.payment_status === 'string' && PAID_STATUSES.has(session.payment_status),
+        test: event.livemode === false || session.livemode === false,
+        ...routingFields(event),
+        // Null when the session itself took no payment (nothing due, subscription mode): a refund
+        // or dispute can then not name this order.
+        ...(paymentReference !== null ? { paymentReference } : {}),
+      },
+    ],
+  };
+}
+
+/**
+ * `charge.refunded` (data.object is the Charge: a full refund only when `amount_refunded` reached
+ * `amount`, anything less is a partial refund by amount) or `charge.dispute.created` (the Dispute,
+ * which always takes the whole order back).
+ */
+function parseRevocation(event: JsonObject, type: typeof REFUND_EVENT | typeof DISPUTE_EVENT): ParseResult {
+  const object = requireObject(objectAt(event.data)?.object, 'data.object');
+  let scope: RevocationScope = { kind: 'order' };
+  if (type === REFUND_EVENT) {
+    const refunded = minorUnits(object.amount_refunded, 'data.object.amount_refunded');
+    if (refunded !== minorUnits(object.amount, 'data.object.amount')) scope = partialRefund();
+  }
+  const paymentReference = paymentIntentId(object.payment_intent);
+  // A charge made without a PaymentIntent (legacy Charges API) was not a checkout session of ours.
+  if (paymentReference === null) return { kind: 'ignored', reason: `${type} names no payment_intent` };
+
+  return {
+    kind: 'revocations',
+    revocations: [
+      {
+        event: type === DISPUTE_EVENT ? 'dispute' : 'refund',
+        order: { paymentReference },
+        scope,
+        ...routingFields(event),
+      },
+    ],
+  };
 }
 
 /**
  * Read before verification, only to choose whose secret to check (the path names no
  * organisation). Throws WebhookParseError when the body is not a JSON object.
  */
-export function paymentsCRouting(request: WebhookRequest): { orgId: string | null; accountId: string | null } {
-  return routingOf(jsonObjectBody(request));
+export function paymentsCRouting(request: WebhookRequest): SharedRoute {
+  return sharedRouteOf(jsonObjectBody(request));
 }
 
 export const paymentsC: PlatformAdapter<'payments-c'> = {
@@ -130,31 +239,8 @@ export const paymentsC: PlatformAdapter<'payments-c'> = {
   parse(request) {
     const event = jsonObjectBody(request);
     if (typeof event.type !== 'string') throw new WebhookParseError('type is missing or not a string');
-    if (!ORDER_EVENTS.has(event.type)) return { kind: 'ignored', reason: `event type ${event.type} is not an order` };
-
-    const session = requireObject(objectAt(event.data)?.object, 'data.object');
-    const externalOrderId = requireId(session.id, 'data.object.id');
-    const currency = currencyOf(session.currency);
-    const details = objectAt(session.customer_details);
-    const { orgId, accountId } = routingOf(event);
-
-    return {
-      kind: 'orders',
-      orders: [
-        {
-          externalOrderId,
-          customer: {
-            email: firstText(details?.email, session.customer_email),
-            name: text(details?.name),
-          },
-          currency,
-          lines: sessionLines(session, currency),
-          paid: typeof session.payment_status === 'string' && PAID_STATUSES.has(session.payment_status),
-          test: event.livemode === false || session.livemode === false,
-          ...(orgId !== null ? { orgId } : {}),
-          ...(accountId !== null ? { accountId } : {}),
-        },
-      ],
-    };
+    if (ORDER_EVENTS.has(event.type)) return parseOrder(event);
+    if (event.type === REFUND_EVENT || event.type === DISPUTE_EVENT) return parseRevocation(event, event.type);
+    return { kind: 'ignored', reason: `event type ${event.type} is not an order` };
   },
 };

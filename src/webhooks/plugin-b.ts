@@ -3,6 +3,9 @@
  * the shared secret after `wp_specialchars_decode($secret, ENT_QUOTES)`, header
  * `X-PluginB-Webhook-Signature` (alias `X-WC-Webhook-Signature`). On activation the platform posts an
  * unsigned form body `webhook_id=<id>`, which must be answered 200 and recorded nowhere.
+ *
+ * Refunds have no topic of their own: the order webhook fires again (`order.updated`) with the
+ * order's new status, and `refunded` or `cancelled` takes the whole order back (decisions §9).
  */
 import type { NormalizedLine, PlatformAdapter, WebhookRequest } from './adapter';
 import {
@@ -23,6 +26,11 @@ import { configured, verifyBase64Hmac } from './signature';
 export const PLUGIN_B_HEADERS = ['x-pluginb-webhook-signature', 'x-wc-webhook-signature'];
 
 const PAID_STATUSES = new Set(['processing', 'completed']);
+/**
+ * Statuses that take the whole order back. Read whatever the topic header says: the payload is built
+ * when the delivery runs, so its status is the order's current one.
+ */
+const REVOKED_STATUSES = new Set(['refunded', 'cancelled']);
 
 const WP_ENTITIES: Record<string, string> = {
   amp: '&', lt: '<', gt: '>', quot: '"',
@@ -62,6 +70,9 @@ export const pluginB: PlatformAdapter<'plugin-b'> = {
     if (isUnsignedPing(request)) return { kind: 'ignored', reason: 'activation ping' };
     const order = jsonObjectBody(request);
     const externalOrderId = requireId(order.id, 'id');
+    if (typeof order.status === 'string' && REVOKED_STATUSES.has(order.status)) {
+      return { kind: 'revocations', revocations: [{ event: 'refund', order: { externalOrderId }, scope: { kind: 'order' } }] };
+    }
     const currency = currencyOf(order.currency);
     const billing = objectAt(order.billing);
 

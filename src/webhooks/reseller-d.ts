@@ -1,11 +1,12 @@
 /**
  * reseller-d (FastSpring-style `{events:[...]}` batch). Signature: base64 HMAC-SHA256 of the whole raw
- * body, header `X-RD-Signature` (alias `X-FS-Signature`). One order per `order.completed` event.
+ * body, header `X-RD-Signature` (alias `X-FS-Signature`). One order per `order.completed` event,
+ * one refund per `return.created` event (decisions §9).
  *
  * Amounts: `items[].subtotal` is a JSON number (29.0). It is written through its shortest round-trip
  * text and the currency's minor digits ("29.00"), never through float arithmetic (see decimalAmount).
  */
-import type { NormalizedLine, NormalizedOrder, PlatformAdapter } from './adapter';
+import type { NormalizedLine, NormalizedOrder, NormalizedRevocation, PlatformAdapter } from './adapter';
 import {
   currencyOf,
   decimalAmount,
@@ -19,6 +20,7 @@ import {
   requireObject,
   type JsonObject,
 } from './fields';
+import { partialRefund } from './revocation';
 import { configured, verifyBase64Hmac } from './signature';
 
 export const RESELLER_D_HEADERS = ['x-rd-signature', 'x-fs-signature'];
@@ -52,6 +54,26 @@ function orderOf(event: JsonObject, where: string): NormalizedOrder {
   };
 }
 
+/**
+ * A return: `data.original` is the order it takes back (`id`, also sent as `order`, is the order id
+ * that `order.completed` sent as `data.id`), `data.items[]` the returned items, named like the
+ * order's lines. A return naming no item gives money back by amount only, so it revokes nothing.
+ */
+function revocationOf(event: JsonObject, where: string): NormalizedRevocation {
+  const data = requireObject(event.data, `${where}.data`);
+  const original = requireObject(data.original, `${where}.data.original`);
+  const externalOrderId = requireId(original.id ?? original.order, `${where}.data.original.id`);
+  const skus = requireArray(data.items, `${where}.data.items`).map((value, index) => {
+    const item = requireObject(value, `${where}.data.items[${index}]`);
+    return firstText(item.sku, item.product);
+  });
+  return {
+    event: 'refund',
+    order: { externalOrderId },
+    scope: skus.length === 0 ? partialRefund() : { kind: 'lines', skus },
+  };
+}
+
 export const resellerD: PlatformAdapter<'reseller-d'> = {
   platform: 'reseller-d',
   contentTypes: ['application/json'],
@@ -66,11 +88,17 @@ export const resellerD: PlatformAdapter<'reseller-d'> = {
   parse(request) {
     const body = jsonObjectBody(request);
     const orders: NormalizedOrder[] = [];
+    const returns: Array<{ event: JsonObject; where: string }> = [];
     requireArray(body.events, 'events').forEach((value, index) => {
       const event = requireObject(value, `events[${index}]`);
       if (event.type === 'order.completed') orders.push(orderOf(event, `events[${index}]`));
+      else if (event.type === 'return.created') returns.push({ event, where: `events[${index}]` });
     });
-    if (orders.length === 0) return { kind: 'ignored', reason: 'no order.completed event in the batch' };
-    return { kind: 'orders', orders };
+    // A result carries one kind only. Known limitation: in a batch that mixes both, the orders are
+    // recorded and the returns are dropped unread (the platform counts the 200 as every event
+    // processed, so it does not send them again).
+    if (orders.length > 0) return { kind: 'orders', orders };
+    if (returns.length === 0) return { kind: 'ignored', reason: 'no order.completed or return.created event in the batch' };
+    return { kind: 'revocations', revocations: returns.map(({ event, where }) => revocationOf(event, where)) };
   },
 };

@@ -5,17 +5,18 @@ import { Organisation } from './organisation.entity';
 import { Purchase } from './purchase.entity';
 import { VersionFile } from './version-file.entity';
 
-export const ACTIVITY_KINDS = ['file_download', 'download_session'] as const;
+export const ACTIVITY_KINDS = ['file_download', 'download_session', 'page_open', 'revoke', 'restore', 'rearm'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
 
 /**
- * The download ledger: one `file_download` per completed file transfer (what the report lists) and
- * one `download_session` per download-complete call.
+ * The purchase's activity: the download ledger (one `file_download` per completed file transfer,
+ * what the report lists; one `download_session` per download-complete call; one `page_open` per
+ * opening of the download page) and staff actions on it (`revoke`, `restore`, `rearm`, with who).
  */
 @Entity({ tableName: 'activity_log_entry' })
 @Index({ properties: ['organisation', 'kind', 'createdAt'] })
 export class ActivityLogEntry {
-  [OptionalProps]?: 'createdAt' | 'token' | 'file' | 'bytes' | 'ip' | 'userAgent';
+  [OptionalProps]?: 'createdAt' | 'token' | 'file' | 'bytes' | 'ip' | 'userAgent' | 'actor' | 'detail';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -43,6 +44,14 @@ export class ActivityLogEntry {
 
   @Property({ type: 'text', nullable: true })
   userAgent: string | null = null;
+
+  /** Staff actions: the email of who did it. */
+  @Property({ type: 'text', nullable: true })
+  actor: string | null = null;
+
+  /** Staff actions: what was done (a revoke's reason, a re-arm's recipient). */
+  @Property({ type: 'text', nullable: true })
+  detail: string | null = null;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

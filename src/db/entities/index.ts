@@ -9,6 +9,7 @@ import { ProductVersion } from './product-version.entity';
 import { Product } from './product.entity';
 import { Purchase } from './purchase.entity';
 import { RateLimitCounter } from './rate-limit-counter.entity';
+import { RevocationNotice } from './revocation-notice.entity';
 import { SentEmail } from './sent-email.entity';
 import { SignatureNonce } from './signature-nonce.entity';
 import { UnmatchedSku } from './unmatched-sku.entity';
@@ -21,12 +22,12 @@ import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 };
 
 export const ENTITIES = [
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 ];

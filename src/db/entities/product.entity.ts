@@ -7,7 +7,7 @@ import { ProductVersion } from './product-version.entity';
 @Entity({ tableName: 'product' })
 @Unique({ properties: ['organisation', 'slug'] })
 export class Product {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'status' | 'description' | 'activeVersion';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'status' | 'description' | 'activeVersion' | 'downloadLimit';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -29,6 +29,10 @@ export class Product {
 
   @ManyToOne(() => ProductVersion, { nullable: true, deleteRule: 'set null' })
   activeVersion: ProductVersion | null = null;
+
+  /** Completed file transfers allowed per purchase (decisions §10); null = unlimited. */
+  @Property({ type: 'integer', nullable: true })
+  downloadLimit: number | null = null;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

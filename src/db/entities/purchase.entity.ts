@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import type { PurchaseSource } from '../../domain/platforms';
-import type { ReceiptStatus } from '../../domain/statuses';
+import type { ReceiptStatus, RevokeReason } from '../../domain/statuses';
 import { Customer } from './customer.entity';
 import { Organisation } from './organisation.entity';
 import { ProductVersion } from './product-version.entity';
@@ -14,8 +14,10 @@ import { Product } from './product.entity';
 @Entity({ tableName: 'purchase' })
 @Unique({ properties: ['organisation', 'source', 'externalOrderId', 'product'] })
 @Index({ properties: ['organisation', 'createdAt'] })
+@Index({ properties: ['organisation', 'source', 'paymentReference'] })
 export class Purchase {
-  [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version';
+  [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version' | 'paymentReference'
+    | 'revokedAt' | 'revokeReason' | 'downloadLimit' | 'downloadsCountedFrom';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -57,6 +59,25 @@ export class Purchase {
 
   @Property({ type: 'timestamptz', nullable: true })
   receiptSentAt: Date | null = null;
+
+  /** payments-c: the payment (`payment_intent`) its refund and dispute events name. */
+  @Property({ type: 'text', nullable: true })
+  paymentReference: string | null = null;
+
+  /** Set when access was withdrawn (decisions §9); links and file URLs then answer 410. */
+  @Property({ type: 'timestamptz', nullable: true })
+  revokedAt: Date | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  revokeReason: RevokeReason | null = null;
+
+  /** Completed file transfers allowed (decisions §10); null = the product's limit. */
+  @Property({ type: 'integer', nullable: true })
+  downloadLimit: number | null = null;
+
+  /** Re-arm resets the count: only transfers completed after this time count toward the limit. */
+  @Property({ type: 'timestamptz', nullable: true })
+  downloadsCountedFrom: Date | null = null;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Collection, Entity, Index, ManyToOne, OneToMany, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import type { Platform } from '../../domain/platforms';
-import type { DeliveryStatus } from '../../domain/statuses';
+import type { DeliveryKind, DeliveryStatus } from '../../domain/statuses';
 import { Organisation } from './organisation.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 
@@ -10,7 +10,7 @@ import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 @Index({ properties: ['organisation', 'receivedAt'] })
 @Index({ properties: ['organisation', 'platform', 'externalOrderId'] })
 export class WebhookDelivery {
-  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items';
+  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -21,6 +21,11 @@ export class WebhookDelivery {
   @Property({ type: 'text' })
   platform!: Platform;
 
+  /** An order, or a refund or dispute event (decisions §9). */
+  @Property({ type: 'text' })
+  kind: DeliveryKind = 'order';
+
+  /** The order's id; for a payments-c refund or dispute, the payment it names. */
   @Property({ type: 'text' })
   externalOrderId!: string;
 

@@ -38,6 +38,22 @@ export interface DownloadPageData {
   /** How long each opening extends the link, in words ("48 hours"). */
   linkLifetime: string;
   files: DownloadPageFile[];
+  /** Set when the purchase's download limit is reached (decisions §10): the page says so instead of offering files. */
+  limitReached?: LimitReachedData;
+}
+
+/** What a buyer is told when the download limit is reached. */
+export interface LimitReachedData {
+  allowed: number;
+  supportEmail: string | null;
+}
+
+function limitReachedText(d: LimitReachedData): SafeHtml {
+  const contact = d.supportEmail === null
+    ? html`Please contact the seller if you need to download it again.`
+    : html`Please write to <a href="mailto:${d.supportEmail}">${d.supportEmail}</a> if you need to download it again.`;
+  const times = d.allowed === 1 ? 'once' : `${d.allowed} times`;
+  return html`<p class="notice" id="limit-reached">This purchase can be downloaded ${times}, and that limit has been reached. ${contact}</p>`;
 }
 
 export function downloadFileUrl(token: string, fileId: string): string {
@@ -54,6 +70,10 @@ export function downloadPage(d: DownloadPageData): string {
   <progress class="file-progress" max="100" value="0" hidden aria-label="${`Progress of ${f.name}`}"></progress>
 </li>`;
   });
+  if (d.limitReached) {
+    return layout(`Download ${d.productName}`, html`${eyebrow(d.orgName)}<h1>${d.productName}</h1>${d.versionLabel && html`<p class="meta">Version ${d.versionLabel}</p>`}
+${limitReachedText(d.limitReached)}`);
+  }
   const files = d.files.length > 0
     ? html`<ul class="files" aria-label="Files">${rows}</ul>`
     : html`<p class="notice">This version has no files to download any more. Please contact the seller.</p>`;
@@ -91,6 +111,23 @@ export function linkGonePage(d: GoneLinkData): string {
 <form method="post" action="/d/${encodeURIComponent(d.token)}/refresh"><button type="submit" class="button">Email me a fresh link</button></form>
 <p class="hint">It goes to the email address the purchase was made with.</p>
 <p class="hint">Or ${MY_LINK}.</p>`);
+}
+
+/** 410 of a file URL once the purchase's download limit is reached. */
+export function limitReachedPage(d: { orgName: string; productName: string } & LimitReachedData): string {
+  return layout('Download limit reached', html`${eyebrow(d.orgName)}<h1>Download limit reached</h1>
+<p>This file of <strong>${d.productName}</strong> cannot be downloaded any more.</p>
+${limitReachedText(d)}`);
+}
+
+/**
+ * 410 of a revoked purchase's link and file URLs (decisions §9): access was withdrawn, so no
+ * fresh link is offered.
+ */
+export function accessWithdrawnPage(d: { orgName: string; productName: string }): string {
+  return layout('Access withdrawn', html`${eyebrow(d.orgName)}<h1>Access to this download has been withdrawn</h1>
+<p>The seller has withdrawn access to <strong>${d.productName}</strong>, for example after a refund. This link and its files no longer work.</p>
+<p class="hint">If you think this is a mistake, please contact the seller.</p>`);
 }
 
 /** 404 for a token that does not exist: nothing about why, nothing about anyone's purchases. */

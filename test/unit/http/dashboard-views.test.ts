@@ -74,7 +74,7 @@ describe('products are live when published with a ready active version', () => {
   const listing = (status: 'draft' | 'published' | 'archived', withVersion: boolean): ProductListing => ({
     product: {
       id: 'p', orgId: 'o', name: 'P', slug: 'p', description: '', status, activeVersionId: withVersion ? 'v' : null,
-      skus: [], createdAt: '', updatedAt: '',
+      skus: [], downloadLimit: null, createdAt: '', updatedAt: '',
     },
     activeVersion: withVersion ? { id: 'v', productId: 'p', version: '1', status: 'ready' } : null,
   });

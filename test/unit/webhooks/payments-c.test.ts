@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
-import { parseSignatureHeader, paymentsC } from '../../../src/webhooks/payments-c';
+import { parseSignatureHeader, paymentsC, paymentsCRouting } from '../../../src/webhooks/payments-c';
 import { signFor } from '../../fixtures/platforms';
-import { edited, expectOnlyParseErrors, fixture, fixtureJson, flipped, onlyOrder, request } from './support';
+import { refundFixture } from '../../fixtures/refunds';
+import { edited, editedBody, expectOnlyParseErrors, fixture, fixtureJson, flipped, onlyOrder, onlyRevocation, request } from './support';
 
 const SECRET = 'whsec_test_secret_payments_c';
 const T = 1767262500;
@@ -81,7 +82,17 @@ describe('payments-c parse', () => {
       ],
       paid: true,
       test: false,
+      paymentReference: 'pi_3QpLiveExamplePayIntent01',
     });
+  });
+
+  it('keeps the payment_intent as paymentReference, also when expanded; none when the session has none', () => {
+    const expanded = edited('payments-c.json', (b) => (session(b).payment_intent = { id: 'pi_expanded', object: 'payment_intent' }));
+    expect(onlyOrder(paymentsC.parse(request(expanded))).paymentReference).toBe('pi_expanded');
+    for (const value of [null, '', '  ', { id: null }, undefined]) {
+      const raw = edited('payments-c.json', (b) => (session(b).payment_intent = value));
+      expect(onlyOrder(paymentsC.parse(request(raw)))).not.toHaveProperty('paymentReference');
+    }
   });
 
   it('carries org_id and the connected account', () => {
@@ -141,7 +152,7 @@ describe('payments-c parse', () => {
   });
 
   it('ignores other event types', () => {
-    for (const type of ['checkout.session.expired', 'payment_intent.succeeded', 'charge.refunded']) {
+    for (const type of ['checkout.session.expired', 'payment_intent.succeeded', 'charge.refund.updated', 'charge.dispute.closed', 'charge.succeeded']) {
       const raw = edited('payments-c.json', (b) => (b.type = type));
       expect(paymentsC.parse(request(raw))).toEqual({ kind: 'ignored', reason: `event type ${type} is not an order` });
     }
@@ -169,5 +180,104 @@ describe('payments-c parse', () => {
 
   it('never throws another error type', () => {
     expectOnlyParseErrors(paymentsC, body);
+  });
+});
+
+describe('payments-c refunds and disputes', () => {
+  const fullRefund = refundFixture('payments-c.charge-refunded.json');
+  const partialRefund = refundFixture('payments-c.charge-refunded-partial.json');
+  const dispute = refundFixture('payments-c.dispute-created.json');
+  const paymentReference = 'pi_3QpLiveExamplePayIntent01';
+  /** data.object: here the Charge or the Dispute. */
+  const dataObject = session;
+
+  it('reads a full charge.refunded as a refund of the order paid with its payment_intent', () => {
+    expect(onlyRevocation(paymentsC.parse(request(fullRefund)))).toEqual({
+      event: 'refund',
+      order: { paymentReference },
+      scope: { kind: 'order' },
+    });
+  });
+
+  it('revokes nothing for a partial refund (amount_refunded below amount)', () => {
+    expect(onlyRevocation(paymentsC.parse(request(partialRefund)))).toEqual({
+      event: 'refund',
+      order: { paymentReference },
+      scope: { kind: 'none', reason: 'partial refund, access kept' },
+    });
+    // The amounts decide, not the charge's own `refunded` flag.
+    const flagOnly = editedBody(partialRefund, (b) => (dataObject(b).refunded = true));
+    expect(onlyRevocation(paymentsC.parse(request(flagOnly))).scope.kind).toBe('none');
+    const zeroDecimal = editedBody(fullRefund, (b) => {
+      Object.assign(dataObject(b), { currency: 'jpy', amount: 500, amount_refunded: 500 });
+    });
+    expect(onlyRevocation(paymentsC.parse(request(zeroDecimal))).scope).toEqual({ kind: 'order' });
+  });
+
+  it('reads charge.dispute.created as a dispute of the whole order', () => {
+    expect(onlyRevocation(paymentsC.parse(request(dispute)))).toEqual({
+      event: 'dispute',
+      order: { paymentReference },
+      scope: { kind: 'order' },
+    });
+  });
+
+  it('reads an expanded payment_intent by its id', () => {
+    for (const sample of [fullRefund, dispute]) {
+      const raw = editedBody(sample, (b) => (dataObject(b).payment_intent = { id: 'pi_expanded', object: 'payment_intent', amount: 7800 }));
+      expect(onlyRevocation(paymentsC.parse(request(raw))).order).toEqual({ paymentReference: 'pi_expanded' });
+    }
+  });
+
+  it('ignores a charge or dispute without payment_intent: no checkout session paid it', () => {
+    for (const [sample, type] of [[fullRefund, 'charge.refunded'], [dispute, 'charge.dispute.created']] as const) {
+      for (const value of [null, '', { id: null }]) {
+        const raw = editedBody(sample, (b) => (dataObject(b).payment_intent = value));
+        expect(paymentsC.parse(request(raw))).toEqual({ kind: 'ignored', reason: `${type} names no payment_intent` });
+      }
+    }
+  });
+
+  it('carries org_id and the connected account, which also route the event', () => {
+    for (const sample of [fullRefund, partialRefund, dispute]) {
+      const raw = editedBody(sample, (b) => {
+        b.account = 'acct_123';
+        (dataObject(b).metadata as Json).org_id = 'org-42';
+      });
+      const revocation = onlyRevocation(paymentsC.parse(request(raw)));
+      expect([revocation.orgId, revocation.accountId]).toEqual(['org-42', 'acct_123']);
+      expect(paymentsCRouting(request(raw))).toEqual({ orgId: 'org-42', accountId: 'acct_123', paymentReference: 'pi_3QpLiveExamplePayIntent01' });
+    }
+    const plain = onlyRevocation(paymentsC.parse(request(dispute)));
+    expect(plain).not.toHaveProperty('orgId');
+    expect(plain).not.toHaveProperty('accountId');
+  });
+
+  it('is signed like an order', () => {
+    const secrets = { secret: SECRET };
+    for (const sample of [fullRefund, partialRefund, dispute]) {
+      const signed = signFor('payments-c', sample, secrets);
+      expect(paymentsC.verify(request(sample, signed.headers), secrets, new Date())).toBe(true);
+    }
+  });
+
+  it('throws WebhookParseError on unreadable refunds and disputes', () => {
+    const refund = (object: Json) => JSON.stringify({ type: 'charge.refunded', data: { object: { payment_intent: 'pi_1', ...object } } });
+    for (const raw of [
+      '{"type":"charge.refunded"}',
+      '{"type":"charge.dispute.created","data":{"object":"du_1"}}',
+      refund({}),
+      refund({ amount: 7800 }),
+      refund({ amount: '7800', amount_refunded: 7800 }),
+      refund({ amount: 7800, amount_refunded: 78.5 }),
+      refund({ amount: 7800, amount_refunded: -1 }),
+    ]) {
+      expect(() => paymentsC.parse(request(raw))).toThrow(WebhookParseError);
+    }
+  });
+
+  it('never throws another error type', () => {
+    expectOnlyParseErrors(paymentsC, fullRefund);
+    expectOnlyParseErrors(paymentsC, dispute);
   });
 });

@@ -2,12 +2,14 @@ import { createHmac } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { pluginB, wpSpecialcharsDecode } from '../../../src/webhooks/plugin-b';
 import { signFor } from '../../fixtures/platforms';
-import { edited, expectOnlyParseErrors, fixture, flipped, onlyOrder, request, sampleOrder } from './support';
+import { refundFixture } from '../../fixtures/refunds';
+import { edited, editedBody, expectOnlyParseErrors, fixture, flipped, onlyOrder, onlyRevocation, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-plugin-b';
 const VECTOR = 'XLJAbNMtIXIpY3pEtTNdDwQ5n2Mo6Lr8CbjU/zmisDg=';
 const now = new Date();
 const body = fixture('plugin-b.json');
+const refunded = refundFixture('plugin-b.refunded.json');
 
 describe('plugin-b verify', () => {
   it('accepts the documented vector under the platform alias and the spec header', () => {
@@ -60,7 +62,7 @@ describe('plugin-b parse', () => {
   });
 
   it('holds orders that are not processing or completed', () => {
-    for (const status of ['pending', 'on-hold', 'failed', 'cancelled', 'refunded']) {
+    for (const status of ['pending', 'on-hold', 'failed', 'trash', 'checkout-draft']) {
       const raw = edited('plugin-b.json', (b) => (b.status = status));
       expect(onlyOrder(pluginB.parse(request(raw))).paid).toBe(false);
     }
@@ -94,5 +96,48 @@ describe('plugin-b parse', () => {
 
   it('never throws another error type', () => {
     expectOnlyParseErrors(pluginB, body);
+  });
+});
+
+describe('plugin-b refunds (status refunded or cancelled)', () => {
+  const wholeOrder = { event: 'refund', order: { externalOrderId: '4801' }, scope: { kind: 'order' } };
+
+  it('takes the whole order back when it is refunded', () => {
+    expect(onlyRevocation(pluginB.parse(request(refunded, { 'x-wc-webhook-topic': 'order.updated' })))).toEqual(wholeOrder);
+  });
+
+  it('does so for a cancelled order too, whatever the topic header says', () => {
+    const cancelled = editedBody(refunded, (b) => (b.status = 'cancelled'));
+    for (const headers of [{}, { 'x-wc-webhook-topic': 'order.created' }, { 'x-wc-webhook-topic': 'order.updated' }]) {
+      expect(onlyRevocation(pluginB.parse(request(cancelled, headers)))).toEqual(wholeOrder);
+      expect(onlyRevocation(pluginB.parse(request(refunded, headers)))).toEqual(wholeOrder);
+    }
+  });
+
+  it('reads a refunded order even when its lines are gone or unreadable', () => {
+    const bare = '{"id":90071992547409931,"status":"refunded","line_items":{}}';
+    expect(onlyRevocation(pluginB.parse(request(bare)))).toEqual({ ...wholeOrder, order: { externalOrderId: '90071992547409931' } });
+  });
+
+  it('keeps reading other statuses as orders (status is compared exactly)', () => {
+    for (const status of ['Refunded', 'completed', 'processing']) {
+      const raw = editedBody(refunded, (b) => (b.status = status));
+      expect(onlyOrder(pluginB.parse(request(raw))).externalOrderId).toBe('4801');
+    }
+  });
+
+  it('is signed like an order', () => {
+    const signed = signFor('plugin-b', refunded, { secret: SECRET });
+    expect(pluginB.verify(request(refunded, signed.headers), { secret: SECRET }, now)).toBe(true);
+  });
+
+  it('throws WebhookParseError when the refunded order has no id', () => {
+    for (const raw of ['{"status":"refunded"}', '{"id":"","status":"cancelled"}', '{"id":1.5,"status":"refunded"}']) {
+      expect(() => pluginB.parse(request(raw))).toThrow(WebhookParseError);
+    }
+  });
+
+  it('never throws another error type', () => {
+    expectOnlyParseErrors(pluginB, refunded);
   });
 });

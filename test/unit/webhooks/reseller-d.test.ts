@@ -1,7 +1,21 @@
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { resellerD } from '../../../src/webhooks/reseller-d';
 import { signFor } from '../../fixtures/platforms';
-import { edited, expectOnlyParseErrors, fixture, fixtureJson, flipped, onlyOrder, ordersOf, request, sampleOrder } from './support';
+import { refundFixture } from '../../fixtures/refunds';
+import {
+  edited,
+  editedBody,
+  expectOnlyParseErrors,
+  fixture,
+  fixtureJson,
+  flipped,
+  onlyOrder,
+  onlyRevocation,
+  ordersOf,
+  request,
+  revocationsOf,
+  sampleOrder,
+} from './support';
 
 const SECRET = 'test-secret-reseller-d';
 const VECTOR = 'qqcLf6rtepIdgi47u8flYDIaC6sTg8H3J/egoITzKac=';
@@ -121,5 +135,70 @@ describe('reseller-d parse', () => {
 
   it('never throws another error type', () => {
     expectOnlyParseErrors(resellerD, body);
+  });
+});
+
+describe('reseller-d returns (return.created)', () => {
+  const returned = refundFixture('reseller-d.return.json');
+  const returnEvent = (): Json => firstEvent(JSON.parse(returned.toString('utf8')) as Json);
+
+  it('names the original order and the returned items', () => {
+    expect(onlyRevocation(resellerD.parse(request(returned)))).toEqual({
+      event: 'refund',
+      order: { externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg' },
+      scope: { kind: 'lines', skus: ['ebook-pro', 'course-basic'] },
+    });
+  });
+
+  it('falls back to the product path, and to original.order', () => {
+    const raw = editedBody(returned, (b) => {
+      const data = dataOf(b);
+      delete (data.original as Json).id;
+      (data.items as Json[])[0].sku = null;
+      data.items = [(data.items as Json[])[0]];
+    });
+    expect(onlyRevocation(resellerD.parse(request(raw)))).toEqual({
+      event: 'refund',
+      order: { externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg' },
+      scope: { kind: 'lines', skus: ['ebook-pro'] },
+    });
+  });
+
+  it('revokes nothing for a return that names no item', () => {
+    const raw = editedBody(returned, (b) => (dataOf(b).items = []));
+    expect(onlyRevocation(resellerD.parse(request(raw))).scope).toEqual({ kind: 'none', reason: 'partial refund, access kept' });
+  });
+
+  it('gives one refund per return.created event of a batch, in order, and skips other events', () => {
+    const second = returnEvent();
+    ((second.data as Json).original as Json).id = 'second-order';
+    const raw = JSON.stringify({ events: [returnEvent(), { type: 'subscription.deactivated', data: {} }, second] });
+    expect(revocationsOf(resellerD.parse(request(raw))).map((r) => r.order)).toEqual([
+      { externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg' },
+      { externalOrderId: 'second-order' },
+    ]);
+  });
+
+  it('records only the orders of a batch that mixes orders and returns (known limitation)', () => {
+    const raw = JSON.stringify({ events: [returnEvent(), firstEvent(fixtureJson('reseller-d.json'))] });
+    expect(ordersOf(resellerD.parse(request(raw))).map((o) => o.externalOrderId)).toEqual(['nZ3xQ7rLTy2kP9vBcW4mHg']);
+  });
+
+  it('is signed like an order', () => {
+    const signed = signFor('reseller-d', returned, { secret: SECRET });
+    expect(resellerD.verify(request(returned, signed.headers), { secret: SECRET }, now)).toBe(true);
+  });
+
+  it('throws WebhookParseError on unreadable returns, naming the event', () => {
+    const batch = (data: unknown) => JSON.stringify({ events: [{ type: 'subscription.deactivated' }, { type: 'return.created', data }] });
+    for (const raw of [batch(undefined), batch({ items: [] }), batch({ original: {}, items: [] }), batch({ original: { id: 'o' } }),
+      batch({ original: { id: 'o' }, items: {} }), batch({ original: { id: 'o' }, items: [7] })]) {
+      expect(() => resellerD.parse(request(raw))).toThrow(/^events\[1\]\.data/);
+    }
+    expect(() => resellerD.parse(request(batch(undefined)))).toThrow(WebhookParseError);
+  });
+
+  it('never throws another error type', () => {
+    expectOnlyParseErrors(resellerD, returned);
   });
 });

@@ -1,12 +1,15 @@
 import { storefrontA } from '../../../src/webhooks/storefront-a';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { signFor } from '../../fixtures/platforms';
-import { edited, expectOnlyParseErrors, fixture, flipped, onlyOrder, request, sampleOrder } from './support';
+import { refundFixture } from '../../fixtures/refunds';
+import { edited, editedBody, expectOnlyParseErrors, fixture, flipped, onlyOrder, onlyRevocation, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-storefront-a';
 const VECTOR = 'xrqVMWAHZ28kBKJOpOX69zxojxxlyo2hG4CmPIJ5XzE=';
 const now = new Date();
 const body = fixture('storefront-a.json');
+const refund = refundFixture('storefront-a.refund.json');
+const REFUND_TOPIC = { 'x-storefronta-topic': 'refunds/create' };
 
 describe('storefront-a verify', () => {
   it('accepts the documented vector under the platform alias and the spec header', () => {
@@ -132,5 +135,75 @@ describe('storefront-a parse', () => {
 
   it('never throws another error type', () => {
     expectOnlyParseErrors(storefrontA, body);
+  });
+});
+
+describe('storefront-a refunds (topic refunds/create)', () => {
+  it('names the order and the refunded lines: here one of the two', () => {
+    expect(onlyRevocation(storefrontA.parse(request(refund, REFUND_TOPIC)))).toEqual({
+      event: 'refund',
+      order: { externalOrderId: '5901000000001' },
+      scope: { kind: 'lines', skus: ['ebook-pro'] },
+    });
+  });
+
+  it('reads the topic under the platform alias too, in any header case', () => {
+    for (const headers of [{ 'x-shopify-topic': 'refunds/create' }, { 'X-Shopify-Topic': ['refunds/create'] }, { 'x-storefronta-topic': ' refunds/create ' }]) {
+      expect(storefrontA.parse(request(refund, headers)).kind).toBe('revocations');
+    }
+  });
+
+  it('revokes nothing for a refund without line items, empty or absent', () => {
+    const partial = { event: 'refund', order: { externalOrderId: '5901000000001' }, scope: { kind: 'none', reason: 'partial refund, access kept' } };
+    expect(onlyRevocation(storefrontA.parse(request(refundFixture('storefront-a.refund-no-lines.json'), REFUND_TOPIC)))).toEqual(partial);
+    for (const value of [undefined, null]) {
+      const raw = editedBody(refund, (b) => (b.refund_line_items = value));
+      expect(onlyRevocation(storefrontA.parse(request(raw, REFUND_TOPIC)))).toEqual(partial);
+    }
+  });
+
+  it('keeps an order id beyond 2^53 digit for digit; a line without SKU is named by null', () => {
+    const raw = Buffer.from(
+      [
+        '{',
+        '  "id": 890088186047892319,',
+        '  "order_id": 820982911946154508,',
+        '  "refund_line_items": [',
+        '    { "id": 1, "line_item": { "id": 487817672276298554, "sku": " course-basic " } },',
+        '    { "id": 2, "line_item": { "id": 487817672276298555, "sku": null } },',
+        '    { "id": 3, "line_item_id": 487817672276298556 }',
+        '  ]',
+        '}',
+      ].join('\n'),
+    );
+    expect(onlyRevocation(storefrontA.parse(request(raw, REFUND_TOPIC)))).toEqual({
+      event: 'refund',
+      order: { externalOrderId: '820982911946154508' },
+      scope: { kind: 'lines', skus: ['course-basic', null, null] },
+    });
+  });
+
+  it('parses orders exactly as before under any other topic, or none', () => {
+    for (const headers of [{}, { 'x-storefronta-topic': 'orders/paid' }, { 'x-shopify-topic': 'orders/create' }, { 'x-storefronta-topic': '' }]) {
+      expect(onlyOrder(storefrontA.parse(request(body, headers)))).toEqual(sampleOrder('5901000000001'));
+    }
+    // A refund body without its topic is read as an order, and has no line_items.
+    expect(() => storefrontA.parse(request(refund))).toThrow(WebhookParseError);
+  });
+
+  it('is signed like an order', () => {
+    const signed = signFor('storefront-a', refund, { secret: SECRET });
+    expect(storefrontA.verify(request(refund, { ...signed.headers, ...REFUND_TOPIC }), { secret: SECRET }, now)).toBe(true);
+  });
+
+  it('throws WebhookParseError on unreadable refunds', () => {
+    for (const raw of ['not json', '[]', '{}', '{"order_id":null}', '{"order_id":1.5}', '{"order_id":1,"refund_line_items":{}}',
+      '{"order_id":1,"refund_line_items":[3]}']) {
+      expect(() => storefrontA.parse(request(raw, REFUND_TOPIC))).toThrow(WebhookParseError);
+    }
+  });
+
+  it('never throws another error type', () => {
+    expectOnlyParseErrors(storefrontA, refund, 300, REFUND_TOPIC);
   });
 });

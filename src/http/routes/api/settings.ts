@@ -5,11 +5,14 @@ import { apiKeyInfo, ApiKeyInfoSchema, refreshApiKey } from '../../../services/a
 import {
   configureIntegration, IntegrationInputSchema, IntegrationJsonSchema, listIntegrations,
 } from '../../../services/integration-settings';
+import {
+  organisationSettings, OrganisationSettingsInputSchema, OrganisationSettingsSchema, updateOrganisationSettings,
+} from '../../../services/organisation-settings';
 import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
-/** Settings: the sales platforms' secrets (owner/admin) and each user's own API key (any role). */
+/** Settings: the organisation's support address and the sales platforms' secrets (owner/admin), each user's own API key (any role). */
 export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/api/settings/integrations', {
@@ -36,6 +39,26 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request) => configureIntegration(
       request.em, deps.keyRing, principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
     ));
+
+    app.get('/api/settings/organisation', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'The organisation\'s settings: its name and the support address buyers are shown',
+        tags: ['settings'],
+        response: { 200: OrganisationSettingsSchema },
+      },
+    }, async (request) => organisationSettings(request.em, principalOf(request).orgId));
+
+    app.put('/api/settings/organisation', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Set the support address (shown on the "download limit reached" page)',
+        description: 'Body `{supportEmail}`: an email address; empty or null removes it.',
+        tags: ['settings'],
+        body: OrganisationSettingsInputSchema,
+        response: { 200: OrganisationSettingsSchema },
+      },
+    }, async (request) => updateOrganisationSettings(request.em, principalOf(request).orgId, request.body));
 
     app.get('/api/settings/api-key', {
       config: { access: 'member' },

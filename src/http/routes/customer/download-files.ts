@@ -5,7 +5,7 @@ import { decideRange, ifRangeHolds, noneMatchHits, notModifiedSince, type RangeD
 import { attachmentDisposition } from '../../content-disposition';
 import { customerErrorPage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
-import { goneLinkPage } from './download-page';
+import { refusalPage } from './download-page';
 import { requesterOf } from '../../requester';
 import { sendPage } from './page-reply';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
@@ -25,7 +25,8 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         summary: 'Download one file of a link (HTTP Range supported)',
         description: 'Single ranges (`bytes=a-b`, `a-`, `-n`) answer 206 with Content-Range; an unsatisfiable range 416; '
           + 'several ranges or a malformed header are ignored (200, whole file). ETag (the SHA-256) and Last-Modified, '
-          + 'with If-None-Match, If-Modified-Since and If-Range. Unknown link or file: 404; used or expired link: 410. '
+          + 'with If-None-Match, If-Modified-Since and If-Range. Unknown link or file: 404; used or expired link, revoked purchase, '
+          + 'or download limit reached (completed transfers of the purchase, decisions §10): 410. '
           + 'A response that serves the last byte of the file is recorded as a completed transfer.',
         tags: ['customer pages'],
         params: z.object({ token: boundedText(FIELD_LIMITS.token), fileId: boundedText(FIELD_LIMITS.id) }),
@@ -35,7 +36,8 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         const { token, fileId } = request.params;
         const link = await findDownloadLink(em, token, deps.clock());
         if (!link) return sendPage(reply, 404, unknownLinkPage());
-        if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(token, link, deps.config.downloadLinks));
+        const refusal = refusalPage(token, link, deps.config.downloadLinks, true);
+        if (refusal !== null) return sendPage(reply, 410, refusal);
         const file = await findLinkFile(em, link, fileId);
         if (!file) return sendPage(reply, 404, customerErrorPage(404, 'This file is not part of this download link.'));
 

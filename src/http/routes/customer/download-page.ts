@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { lifetimeWords, type DownloadLinkSettings } from '../../../domain/download-links';
-import { findDownloadLink, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
-import { downloadPage, freshLinkSentPage, linkGonePage, unknownLinkPage } from '../../views/customer-pages';
+import { findDownloadLink, limitReached, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
+import { requesterOf } from '../../requester';
+import { accessWithdrawnPage, downloadPage, freshLinkSentPage, limitReachedPage, linkGonePage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
 import { requestFreshLinks } from './fresh-links';
 import { firstExceeded, sendTooManyRequests, type SelfServiceLimiters } from './limits';
@@ -12,8 +13,22 @@ import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 const TokenParams = z.object({ token: boundedText(FIELD_LIMITS.token).describe('the download token of the link') });
 const PAGE = z.string().describe('HTML page');
 
-/** The 410 page of a spent link (also answered by its file URLs). */
-export function goneLinkPage(token: string, link: DownloadLink, links: DownloadLinkSettings): string {
+/**
+ * Why a link and its files cannot be used, as the 410 page to answer, or null when they can:
+ * a revoked purchase first (no fresh link offered), then a spent link. `forFile`: a file URL, which
+ * the download limit also closes (the page itself still opens and says so).
+ */
+export function refusalPage(token: string, link: DownloadLink, links: DownloadLinkSettings, forFile: boolean): string | null {
+  if (link.revoked) return accessWithdrawnPage(link);
+  if (link.state !== 'valid') return goneLinkPage(token, link, links);
+  if (forFile && limitReached(link.allowance)) {
+    return limitReachedPage({ orgName: link.orgName, productName: link.productName, allowed: link.allowance.allowed!, supportEmail: link.supportEmail });
+  }
+  return null;
+}
+
+/** The 410 page of a spent link. */
+function goneLinkPage(token: string, link: DownloadLink, links: DownloadLinkSettings): string {
   return linkGonePage({
     token, orgName: link.orgName, productName: link.productName, reason: link.state === 'used' ? 'used' : 'expired',
     linkLifetime: lifetimeWords(links.ttlMs),
@@ -29,7 +44,8 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
       schema: {
         summary: 'The download page of a link: product, version, files, expiry',
         description: `Opening a valid link moves its expiry to ${lifetimeWords(links.ttlMs)} from now (DOWNLOAD_LINK_TTL). Expired or used: 410 with a button `
-          + 'that emails a fresh link to the purchase\'s email. Unknown: 404.',
+          + 'that emails a fresh link to the purchase\'s email. Revoked purchase (refund, chargeback, by hand): 410 "access withdrawn", '
+          + 'no fresh link offered. Download limit reached: 200, the page says so and names the seller\'s support address. Unknown: 404.',
         tags: ['customer pages'],
         params: TokenParams,
         response: { 200: PAGE, 404: PAGE, 410: PAGE },
@@ -39,8 +55,9 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
       const now = deps.clock();
       const found = await findDownloadLink(em, request.params.token, now);
       if (!found) return sendPage(reply, 404, unknownLinkPage());
-      const link = await openDownloadLink(em, found, now, links.ttlMs);
-      if (link.state !== 'valid') return sendPage(reply, 410, goneLinkPage(request.params.token, link, links));
+      const link = await openDownloadLink(em, found, requesterOf(request), now, links.ttlMs);
+      const refusal = refusalPage(request.params.token, link, links, false);
+      if (refusal !== null) return sendPage(reply, 410, refusal);
       const files = await listLinkFiles(em, link);
       return sendPage(reply, 200, downloadPage({
         token: request.params.token,
@@ -51,6 +68,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
         expiresAt: link.expiresAt,
         linkLifetime: lifetimeWords(links.ttlMs),
         files,
+        ...(limitReached(link.allowance) ? { limitReached: { allowed: link.allowance.allowed!, supportEmail: link.supportEmail } } : {}),
       }));
     });
 

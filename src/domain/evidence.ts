@@ -1,0 +1,60 @@
+/**
+ * The dispute evidence record of one purchase (decisions §11): what a seller attaches to a
+ * chargeback reply. `GET /api/purchases/{id}/evidence` answers it as JSON, or rendered as a PDF.
+ * Times are ISO 8601 strings in UTC.
+ */
+
+/** How a download link came to be issued. */
+export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm'] as const;
+export type LinkOrigin = (typeof LINK_ORIGINS)[number];
+
+export interface EvidenceDeliveryEntry {
+  id: string;
+  platform: string;
+  kind: string;
+  status: string;
+  receivedAt: string;
+  completedAt: string | null;
+  items: Array<{ sku: string | null; outcome: string | null; reason: string | null }>;
+}
+
+export interface EvidenceRecord {
+  generatedAt: string;
+  seller: { organisation: string; supportEmail: string | null };
+  purchase: {
+    id: string;
+    product: string;
+    version: string | null;
+    createdAt: string;
+    test: boolean;
+    revokedAt: string | null;
+    revokeReason: string | null;
+  };
+  customer: { name: string; email: string };
+  /** The order as received. */
+  order: {
+    source: string;
+    externalOrderId: string | null;
+    amount: string;
+    currency: string;
+    paymentMethod: string;
+    receivedAt: string;
+    /** The delivery log entries of the order (none for API and dashboard sales). */
+    deliveries: EvidenceDeliveryEntry[];
+  };
+  /** Each receipt email the mail server accepted or refused. */
+  receipts: Array<{ status: string; acceptedAt: string | null; messageId: string | null; recipients: string[]; subject: string }>;
+  /** Every download link issued for the purchase. */
+  links: Array<{ issuedAt: string; via: LinkOrigin; expiresAt: string; usedAt: string | null }>;
+  /** Every page open and completed file transfer, in time order. */
+  accesses: Array<{
+    at: string;
+    kind: 'page open' | 'file transfer' | 'download complete';
+    ip: string | null;
+    userAgent: string | null;
+    file: string | null;
+    bytes: number | null;
+  }>;
+  /** Staff actions on the purchase (revoke, restore, re-arm). */
+  staffActions: Array<{ at: string; action: string; by: string | null; detail: string | null }>;
+}

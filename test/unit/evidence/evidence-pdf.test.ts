@@ -1,0 +1,188 @@
+import type { EvidenceRecord } from '../../../src/domain/evidence';
+import { formatEvidenceTime, renderEvidencePdf } from '../../../src/evidence/evidence-pdf';
+
+interface ParsedPdf {
+  numpages: number;
+  text: string;
+  info: Record<string, unknown>;
+}
+interface TextItem {
+  str: string;
+  width: number;
+  /** [a, b, c, d, x, y] in PDF user space (points). */
+  transform: number[];
+}
+interface PdfPage {
+  getTextContent(): Promise<{ items: TextItem[] }>;
+}
+// The library file itself: pdf-parse's index.js runs a self-test (reading a sample PDF that is not
+// shipped) when it believes it is the main module, which is what it concludes under jest.
+const pdfParse = require('pdf-parse/lib/pdf-parse.js') as (
+  data: Buffer,
+  options?: { pagerender?: (page: PdfPage) => Promise<string> },
+) => Promise<ParsedPdf>;
+
+const A4_WIDTH = 595.28;
+const MARGIN = 50;
+
+/** Extracted text breaks lines where the PDF wraps them: compare with runs of whitespace as one space. */
+function squash(value: string): string {
+  return value.replace(/\s+/g, ' ');
+}
+
+async function extract(record: EvidenceRecord): Promise<{ pdf: Buffer; parsed: ParsedPdf; text: string; items: TextItem[] }> {
+  const pdf = await renderEvidencePdf(record);
+  const items: TextItem[] = [];
+  // pdf-parse's own page renderer, plus the positions of the text runs for the layout checks.
+  const parsed = await pdfParse(pdf, {
+    pagerender: async (page) => {
+      const content = await page.getTextContent();
+      items.push(...content.items);
+      let text = '';
+      let lastY: number | undefined;
+      for (const item of content.items) {
+        text += lastY === undefined || lastY === item.transform[5] ? item.str : `\n${item.str}`;
+        lastY = item.transform[5];
+      }
+      return text;
+    },
+  });
+  return { pdf, parsed, text: squash(parsed.text), items };
+}
+
+/** The runs of text that start left of the margin or end right of it: long values must wrap instead. */
+function outsideMargins(items: TextItem[]): TextItem[] {
+  return items.filter((item) => item.transform[4] < MARGIN - 0.5 || item.transform[4] + item.width > A4_WIDTH - MARGIN + 0.5);
+}
+
+const LONG_USER_AGENT =
+  'Mozilla/5.0 (Linux; Android 14; SM-S918B Build/UP1A.231005.007; wv) AppleWebKit/537.36 (KHTML, like Gecko) ' +
+  'Version/4.0 Chrome/131.0.6778.135 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/489.0.0.66.81;IABMV/1;FBDV/SM-S918B;' +
+  'FBLC/en_GB;FBOP/1;FBSN/Android;FBSV/14;FBCA/arm64-v8a:null;FBRV/0;] ExtraTokenWithoutAnySpacesAtAllToForceACharacterBreak0123456789';
+
+function sampleRecord(): EvidenceRecord {
+  return {
+    generatedAt: '2026-11-27T10:00:00.000Z',
+    seller: { organisation: 'Acme Fonts Ltd', supportEmail: 'help@acme.example' },
+    purchase: {
+      id: '6f1c2d3e-0000-4000-8000-00000000abcd',
+      product: 'Grotesk Family',
+      version: '2.1',
+      createdAt: '2026-11-20T09:14:58.120Z',
+      test: false,
+      revokedAt: '2026-11-26T16:45:10.000Z',
+      revokeReason: 'chargeback opened',
+    },
+    customer: { name: 'Jane Doe', email: 'jane.doe@example.com' },
+    order: {
+      source: 'gumroad',
+      externalOrderId: 'GR-ORDER-77123',
+      amount: '49.00',
+      currency: 'EUR',
+      paymentMethod: 'card',
+      receivedAt: '2026-11-20T09:14:57.900Z',
+      deliveries: [
+        {
+          id: 'dl-1',
+          platform: 'gumroad',
+          kind: 'sale',
+          status: 'done',
+          receivedAt: '2026-11-20T09:14:57.900Z',
+          completedAt: '2026-11-20T09:14:59.001Z',
+          items: [{ sku: 'GROTESK-FAMILY', outcome: 'created', reason: null }],
+        },
+      ],
+    },
+    receipts: [
+      {
+        status: 'accepted',
+        acceptedAt: '2026-11-20T09:15:00.500Z',
+        messageId: '<receipt-1234@mail.acme.example>',
+        recipients: ['jane.doe@example.com'],
+        subject: 'Your download: Grotesk Family',
+      },
+    ],
+    links: [
+      { issuedAt: '2026-11-20T09:14:59.500Z', via: 'receipt', expiresAt: '2026-11-22T09:14:59.500Z', usedAt: '2026-11-20T09:20:11.000Z' },
+      { issuedAt: '2026-11-24T18:02:03.000Z', via: 'my', expiresAt: '2026-11-26T18:02:03.000Z', usedAt: null },
+    ],
+    accesses: [
+      { at: '2026-11-20T09:15:02.345Z', kind: 'page open', ip: '203.0.113.7', userAgent: 'curl/8.5.0', file: null, bytes: null },
+      { at: '2026-11-20T09:15:09.000Z', kind: 'file transfer', ip: '2001:db8:85a3::8a2e:370:7334', userAgent: LONG_USER_AGENT, file: 'Grotesk-Family.zip', bytes: 18_734_112 },
+      { at: '2026-11-20T09:20:11.000Z', kind: 'download complete', ip: '203.0.113.7', userAgent: null, file: null, bytes: null },
+    ],
+    staffActions: [{ at: '2026-11-26T16:45:10.000Z', action: 'revoke', by: 'owner@acme.example', detail: 'chargeback opened' }],
+  };
+}
+
+test('times read as YYYY-MM-DD HH:MM:SS UTC', () => {
+  expect(formatEvidenceTime('2026-11-20T09:15:02.345Z')).toBe('2026-11-20 09:15:02 UTC');
+  expect(formatEvidenceTime('2026-11-20T10:15:02+01:00')).toBe('2026-11-20 09:15:02 UTC');
+});
+
+test('the record renders as a readable PDF with every section and the facts a dispute needs', async () => {
+  const record = sampleRecord();
+  const { pdf, parsed, text, items } = await extract(record);
+
+  expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+  expect(parsed.info).toMatchObject({ Title: `Dispute evidence: purchase ${record.purchase.id}`, Author: 'Acme Fonts Ltd' });
+  for (const heading of ['Dispute evidence', 'Order as received', 'Customer', 'Receipt', 'Download links issued', 'Page opens and file transfers', 'Staff actions', 'Revocation']) {
+    expect(text).toContain(heading);
+  }
+  expect(text).toContain('GR-ORDER-77123');
+  expect(text).toContain('49.00 EUR');
+  expect(text).toContain('GROTESK-FAMILY');
+  expect(text).toContain('jane.doe@example.com');
+  expect(text).toContain('<receipt-1234@mail.acme.example>');
+  expect(text).toContain('2026-11-20 09:15:00 UTC'); // accepted by SMTP
+  for (const access of record.accesses) expect(text).toContain(formatEvidenceTime(access.at));
+  for (const link of record.links) expect(text).toContain(formatEvidenceTime(link.issuedAt));
+  expect(text).toContain('18,734,112');
+  expect(text).toContain('Access was revoked at 2026-11-26 16:45:10 UTC');
+  expect(text).toContain(`Page 1 of ${parsed.numpages}`);
+  // The long user agent wraps inside its column rather than running off the page or being cut.
+  expect(parsed.text.replace(/\s+/g, '')).toContain(LONG_USER_AGENT.replace(/\s+/g, ''));
+  expect(text).not.toContain(squash(LONG_USER_AGENT));
+  expect(outsideMargins(items)).toEqual([]);
+
+  // The same record renders to the same bytes: the creation date and file ID come from generatedAt.
+  expect((await renderEvidencePdf(record)).equals(pdf)).toBe(true);
+});
+
+test('300 accesses flow onto further pages, every one of them shown', async () => {
+  const record = sampleRecord();
+  const start = Date.parse('2026-11-21T00:00:00.000Z');
+  record.accesses = Array.from({ length: 300 }, (_, i) => ({
+    at: new Date(start + i * 61_000).toISOString(),
+    kind: i % 2 === 0 ? ('page open' as const) : ('file transfer' as const),
+    ip: `198.51.100.${i % 250}`,
+    userAgent: i % 7 === 0 ? LONG_USER_AGENT : 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+    file: i % 2 === 0 ? null : 'Grotesk-Family.zip',
+    bytes: i % 2 === 0 ? null : 1_000 + i,
+  }));
+  const { parsed, text, items } = await extract(record);
+
+  expect(parsed.numpages).toBeGreaterThan(1);
+  expect(outsideMargins(items)).toEqual([]);
+  expect(text).toContain(`Page ${parsed.numpages} of ${parsed.numpages}`);
+  for (const access of record.accesses) expect(text).toContain(formatEvidenceTime(access.at));
+});
+
+test('a record with nothing to list says so in each section', async () => {
+  const record = sampleRecord();
+  record.order.deliveries = [];
+  record.receipts = [];
+  record.links = [];
+  record.accesses = [];
+  record.staffActions = [];
+  record.purchase.revokedAt = null;
+  record.purchase.revokeReason = null;
+  const { text } = await extract(record);
+
+  expect(text).toContain('No receipt was sent.');
+  expect(text).toContain('No download link was issued.');
+  expect(text).toContain('No page opens or file transfers were recorded.');
+  expect(text).toContain('No staff actions.');
+  expect(text).toContain('No delivery log entry');
+  expect(text).not.toContain('Revocation');
+});
