@@ -1,34 +1,9 @@
 import type { EvidenceRecord } from '../../../src/domain/evidence';
 import { formatEvidenceTime, renderEvidencePdf } from '../../../src/evidence/evidence-pdf';
-
-interface ParsedPdf {
-  numpages: number;
-  text: string;
-  info: Record<string, unknown>;
-}
-interface TextItem {
-  str: string;
-  width: number;
-  /** [a, b, c, d, x, y] in PDF user space (points). */
-  transform: number[];
-}
-interface PdfPage {
-  getTextContent(): Promise<{ items: TextItem[] }>;
-}
-// The library file itself: pdf-parse's index.js runs a self-test (reading a sample PDF that is not
-// shipped) when it believes it is the main module, which is what it concludes under jest.
-const pdfParse = require('pdf-parse/lib/pdf-parse.js') as (
-  data: Buffer,
-  options?: { pagerender?: (page: PdfPage) => Promise<string> },
-) => Promise<ParsedPdf>;
+import { pdfParse, squash, type ParsedPdf, type TextItem } from '../../helpers/pdf-text';
 
 const A4_WIDTH = 595.28;
 const MARGIN = 50;
-
-/** Extracted text breaks lines where the PDF wraps them: compare with runs of whitespace as one space. */
-function squash(value: string): string {
-  return value.replace(/\s+/g, ' ');
-}
 
 async function extract(record: EvidenceRecord): Promise<{ pdf: Buffer; parsed: ParsedPdf; text: string; items: TextItem[] }> {
   const pdf = await renderEvidencePdf(record);

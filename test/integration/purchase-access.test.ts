@@ -1,0 +1,241 @@
+/**
+ * Decisions §9–§11 from the staff's side, over real HTTP: manual revoke and restore, download limits
+ * (product and per purchase) and re-arm, the organisation's support address, and the dispute
+ * evidence record as JSON and as a PDF whose text is extracted and read.
+ */
+import { ActivityLogEntry } from '../../src/db/entities';
+import { seedCallers, type ApiCallers } from '../helpers/api-callers';
+import { issueToken, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
+import { startHarness, type Harness } from '../helpers/harness';
+import { seedProduct, type SeededProduct } from '../helpers/seed';
+import { pdfText } from '../helpers/pdf-text';
+
+let h: Harness;
+let base: string;
+let callers: ApiCallers;
+let product: SeededProduct;
+
+beforeAll(async () => {
+  h = await startHarness();
+  base = await listen(h);
+  callers = await seedCallers(h);
+  product = await seedProduct(h, callers.orgId, { name: 'Ebook Pro' });
+});
+afterAll(() => h?.close());
+
+const fileUrl = (token: string) => `${base}/d/${token}/files/${product.fileId}`;
+const pageUrl = (token: string) => `${base}/d/${token}`;
+
+async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return response;
+}
+
+/** Downloads the whole file, as a completed transfer; returns the status. */
+async function download(token: string, userAgent = 'jest-downloader/1.0'): Promise<number> {
+  const response = await fetch(fileUrl(token), { headers: { 'user-agent': userAgent } });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** The ledger entry of a completed transfer is written once the response finished: wait for it. */
+async function transfersOf(purchaseId: string, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const n = await h.orm.em.fork().count(ActivityLogEntry, { purchase: purchaseId, kind: 'file_download' });
+    if (n >= count) return;
+    if (Date.now() > deadline) throw new Error(`expected ${count} completed transfers, saw ${n}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('manual revoke and restore', () => {
+  test('revoke answers 410 "withdrawn" on the page and the files; restore gives access back; both logged', async () => {
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, product);
+    expect((await fetch(pageUrl(token))).status).toBe(200);
+
+    const revoked = await api('POST', `/api/purchases/${purchaseId}/revoke`, callers.owner);
+    expect(revoked.status).toBe(200);
+    const state = await revoked.json();
+    expect(state).toEqual({ purchaseId, revokedAt: expect.any(String), revokeReason: 'manual' });
+
+    const page = await fetch(pageUrl(token));
+    expect(page.status).toBe(410);
+    const text = await page.text();
+    expect(text).toContain('withdrawn');
+    expect(text).not.toContain('Email me a fresh link');
+    expect(await download(token)).toBe(410);
+
+    // Idempotent: the second revoke changes nothing and logs nothing.
+    const again = await (await api('POST', `/api/purchases/${purchaseId}/revoke`, callers.owner)).json();
+    expect(again.revokedAt).toBe(state.revokedAt);
+
+    const listed = await (await api('GET', '/api/purchases', callers.owner)).json() as Array<{ id: string; revokedAt: string | null; revokeReason: string | null }>;
+    expect(listed.find((p) => p.id === purchaseId)).toMatchObject({ revokedAt: state.revokedAt, revokeReason: 'manual' });
+
+    const restored = await api('POST', `/api/purchases/${purchaseId}/restore`, callers.owner);
+    expect(await restored.json()).toEqual({ purchaseId, revokedAt: null, revokeReason: null });
+    expect((await fetch(pageUrl(token))).status).toBe(200);
+    expect(await download(token)).toBe(200);
+
+    const actions = await h.orm.em.fork().find(ActivityLogEntry, { purchase: purchaseId, kind: { $in: ['revoke', 'restore'] } }, { orderBy: { createdAt: 'asc' } });
+    expect(actions.map((a) => a.kind)).toEqual(['revoke', 'restore']);
+    expect(actions[0].actor).toMatch(/@.*\(API key\)$/);
+  });
+
+  test('members may not revoke, restore, re-arm or read evidence; another organisation sees 404', async () => {
+    const { purchaseId } = await seedPurchase(h, callers.orgId, product);
+    for (const [method, path] of [
+      ['POST', `/api/purchases/${purchaseId}/revoke`], ['POST', `/api/purchases/${purchaseId}/restore`],
+      ['POST', `/api/purchases/${purchaseId}/rearm`], ['GET', `/api/purchases/${purchaseId}/evidence`],
+    ]) {
+      expect((await api(method, path, callers.member)).status).toBe(403);
+      const other = await api(method, path, callers.other);
+      expect(other.status).toBe(404);
+      expect(await other.json()).toEqual({ error: 'purchase not found' });
+    }
+    expect((await api('POST', '/api/purchases/not-a-uuid/revoke', callers.owner)).status).toBe(404);
+  });
+});
+
+describe('download limits and re-arm', () => {
+  test('the product\'s limit: the (limit+1)th transfer is 410 naming the support address; the page still opens and says so', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Limited Course' });
+    const put = await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 2 });
+    expect(put.status).toBe(200);
+    expect((await put.json()).downloadLimit).toBe(2);
+    expect((await (await api('PUT', '/api/settings/organisation', callers.owner, { supportEmail: 'Help@Example.com' })).json()).supportEmail)
+      .toBe('help@example.com');
+
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const url = `${base}/d/${token}/files/${limited.fileId}`;
+    expect((await fetch(url)).status).toBe(200);
+    await transfersOf(purchaseId, 1);
+    expect((await fetch(url)).status).toBe(200);
+    await transfersOf(purchaseId, 2);
+
+    const refused = await fetch(url);
+    expect(refused.status).toBe(410);
+    const text = await refused.text();
+    expect(text).toContain('limit');
+    expect(text).toContain('help@example.com');
+
+    const page = await fetch(pageUrl(token));
+    expect(page.status).toBe(200);
+    const pageText = await page.text();
+    expect(pageText).toContain('limit has been reached');
+    expect(pageText).toContain('help@example.com');
+  });
+
+  test('a purchase\'s own limit overrides the product\'s; null goes back to it; bad values are 400', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Override Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 1 });
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const url = `${base}/d/${token}/files/${limited.fileId}`;
+
+    const set = await api('PUT', `/api/purchases/${purchaseId}/download-limit`, callers.owner, { downloadLimit: 3 });
+    expect(await set.json()).toEqual({ purchaseId, downloadLimit: 3 });
+    for (let i = 1; i <= 3; i += 1) {
+      expect((await fetch(url)).status).toBe(200);
+      await transfersOf(purchaseId, i);
+    }
+    expect((await fetch(url)).status).toBe(410);
+
+    expect((await api('PUT', `/api/purchases/${purchaseId}/download-limit`, callers.owner, { downloadLimit: null })).status).toBe(200);
+    expect((await fetch(url)).status).toBe(410);
+    for (const bad of [0, -1, 2.5, 'many']) {
+      const response = await api('PUT', `/api/purchases/${purchaseId}/download-limit`, callers.owner, { downloadLimit: bad });
+      expect(response.status).toBe(400);
+      expect((await response.json()).error).toMatch(/downloadLimit/);
+    }
+    expect((await api('PUT', '/api/settings/organisation', callers.owner, { supportEmail: 'not an address' })).status).toBe(400);
+  });
+
+  test('re-arm resets the count, closes every open link and emails a fresh one that downloads', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Rearm Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 1 });
+    const email = `rearm-${Date.now()}@example.com`;
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited, { email });
+    const other = await issueToken(h, purchaseId);
+    const url = (t: string) => `${base}/d/${t}/files/${limited.fileId}`;
+    expect((await fetch(url(token))).status).toBe(200);
+    await transfersOf(purchaseId, 1);
+    expect((await fetch(url(token))).status).toBe(410);
+
+    const rearmed = await api('POST', `/api/purchases/${purchaseId}/rearm`, callers.owner);
+    expect(rearmed.status).toBe(200);
+    expect(await rearmed.json()).toEqual({ purchaseId, linkSentTo: email });
+
+    // Every link that was open is closed: the expired page, which offers a fresh one.
+    for (const old of [token, other]) {
+      const page = await fetch(pageUrl(old));
+      expect(page.status).toBe(410);
+      expect(await page.text()).toContain('expired');
+    }
+    const mail = await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
+    const link = /https?:\/\/\S+\/d\/[A-Za-z0-9_-]+/.exec(mail.text)?.[0];
+    expect(link).toBeDefined();
+    const fresh = tokenOfLink(link!);
+    expect((await fetch(url(fresh))).status).toBe(200);
+    await transfersOf(purchaseId, 2);
+    expect((await fetch(url(fresh))).status).toBe(410);
+
+    const rearms = await h.orm.em.fork().find(ActivityLogEntry, { purchase: purchaseId, kind: 'rearm' });
+    expect(rearms).toHaveLength(1);
+    expect(rearms[0].detail).toContain(email);
+  });
+
+  test('re-arming a revoked purchase is 409 and sends nothing', async () => {
+    const { purchaseId } = await seedPurchase(h, callers.orgId, product);
+    await api('POST', `/api/purchases/${purchaseId}/revoke`, callers.owner);
+    const response = await api('POST', `/api/purchases/${purchaseId}/rearm`, callers.owner);
+    expect(response.status).toBe(409);
+    expect((await response.json()).error).toMatch(/restore/);
+  });
+});
+
+describe('dispute evidence', () => {
+  test('every section is present for a purchase with downloads; the PDF\'s text has the order id and the download times', async () => {
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, product, { email: 'evidence@example.com' });
+    await h.orm.em.fork().execute(`update purchase set external_order_id = 'ORDER-EVIDENCE-77' where id = ?`, [purchaseId]);
+    expect((await fetch(pageUrl(token), { headers: { 'user-agent': 'EvidenceBrowser/2.0' } })).status).toBe(200);
+    expect(await download(token, 'EvidenceBrowser/2.0')).toBe(200);
+    await transfersOf(purchaseId, 1);
+    await api('POST', `/api/purchases/${purchaseId}/revoke`, callers.owner);
+
+    const json = await api('GET', `/api/purchases/${purchaseId}/evidence`, callers.owner);
+    expect(json.status).toBe(200);
+    const record = await json.json();
+    expect(Object.keys(record).sort()).toEqual(
+      ['accesses', 'customer', 'generatedAt', 'links', 'order', 'purchase', 'receipts', 'seller', 'staffActions'],
+    );
+    expect(record.order).toMatchObject({ source: 'api', externalOrderId: 'ORDER-EVIDENCE-77', amount: '10.00', currency: 'USD' });
+    expect(record.customer.email).toBe('evidence@example.com');
+    expect(record.links).toEqual([expect.objectContaining({ via: 'receipt', issuedAt: expect.any(String) })]);
+    const kinds = record.accesses.map((a: { kind: string }) => a.kind);
+    expect(kinds).toEqual(['page open', 'file transfer']);
+    const transfer = record.accesses[1];
+    expect(transfer).toMatchObject({ userAgent: 'EvidenceBrowser/2.0', file: expect.stringMatching(/\.txt$/), bytes: product.fileBytes.length });
+    expect(transfer.ip).toMatch(/127\.0\.0\.1/);
+    expect(record.staffActions).toEqual([expect.objectContaining({ action: 'revoke', detail: 'manual' })]);
+    expect(record.purchase.revokeReason).toBe('manual');
+
+    const pdf = await api('GET', `/api/purchases/${purchaseId}/evidence?format=pdf`, callers.owner);
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    const bytes = Buffer.from(await pdf.arrayBuffer());
+    expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    const text = await pdfText(bytes);
+    expect(text).toContain('ORDER-EVIDENCE-77');
+    expect(text).toContain('evidence@example.com');
+    for (const access of record.accesses as Array<{ at: string }>) {
+      // The PDF writes times as "YYYY-MM-DD HH:MM:SS UTC".
+      expect(text).toContain(`${access.at.slice(0, 10)} ${access.at.slice(11, 19)} UTC`);
+    }
+    expect((await api('GET', `/api/purchases/${purchaseId}/evidence?format=docx`, callers.owner)).status).toBe(400);
+  });
+});
