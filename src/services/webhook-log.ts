@@ -3,21 +3,22 @@ import { z } from 'zod';
 import { isoUtc, preparedRows } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { PLATFORMS, type Platform } from '../domain/platforms';
-import { DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliveryStatus } from '../domain/statuses';
+import { DELIVERY_KINDS, DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliveryStatus } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 
 /** A delivery log entry as GET /api/webhook-deliveries lists it (decisions §3). */
 export const DeliveryJsonSchema = z.object({
   id: z.string(),
+  kind: z.enum(DELIVERY_KINDS).describe('an order, or a refund or dispute event (decisions §9)'),
   platform: z.enum(PLATFORMS),
-  externalOrderId: z.string(),
+  externalOrderId: z.string().describe('the order id; for a payments-c refund or dispute, the payment (payment_intent) it names'),
   status: z.enum(DELIVERY_STATUSES),
   unmatched: z.boolean(),
   test: z.boolean(),
   items: z.array(z.object({
     sku: z.string().nullable(),
     productId: z.string().nullable(),
-    outcome: z.enum(ITEM_OUTCOMES).nullable().describe('null while the line is being fulfilled'),
+    outcome: z.enum(ITEM_OUTCOMES).nullable().describe('null while the line is being fulfilled or revoked'),
     reason: z.string().nullable(),
     purchaseId: z.string().nullable(),
   })),
@@ -53,11 +54,11 @@ export interface DeliveryQuery {
  * Bindings: those of `where`, then the limit.
  */
 const pageSql = (where: string) => `
-  select d.id, d.platform, d.external_order_id as "externalOrderId", d.status, d.unmatched, d.test,
+  select d.id, d.kind, d.platform, d.external_order_id as "externalOrderId", d.status, d.unmatched, d.test,
     coalesce(i.items, '[]') as items,
     ${isoUtc('d.received_at')} as "receivedAt", ${isoUtc('d.completed_at')} as "completedAt", d.workflow_ids as "workflowIds"
   from (
-    select id, platform, external_order_id, status, unmatched, test, received_at, completed_at, workflow_ids
+    select id, kind, platform, external_order_id, status, unmatched, test, received_at, completed_at, workflow_ids
     from webhook_delivery where ${where} order by received_at desc, id desc limit ?
   ) d
   left join lateral (

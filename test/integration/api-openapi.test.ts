@@ -7,17 +7,23 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-/** Every /api path and method of the spec and decisions §3, written in full. */
+/** Every /api path and method of the spec and decisions §3 and §9–§11, written in full. */
 const API: Record<string, string[]> = {
   '/api/products': ['get', 'post'],
   '/api/products/{productId}': ['get', 'put'],
   '/api/products/{productId}/versions': ['get', 'post'],
   '/api/purchases': ['get', 'post'],
+  '/api/purchases/{purchaseId}/revoke': ['post'],
+  '/api/purchases/{purchaseId}/restore': ['post'],
+  '/api/purchases/{purchaseId}/download-limit': ['put'],
+  '/api/purchases/{purchaseId}/rearm': ['post'],
+  '/api/purchases/{purchaseId}/evidence': ['get'],
   '/api/customers': ['get'],
   '/api/webhook-deliveries': ['get'],
   '/api/unmatched-skus': ['get'],
   '/api/settings/integrations': ['get'],
   '/api/settings/integrations/{platform}': ['put'],
+  '/api/settings/organisation': ['get', 'put'],
   '/api/settings/api-key/refresh': ['post'],
   '/api/reports/downloads': ['get'],
 };
@@ -56,8 +62,8 @@ test('the streamed responses document what they carry', async () => {
   const purchases = doc.paths['/api/purchases'].get.responses?.['200'].content?.['application/json']?.schema;
   expect(purchases?.type).toBe('array');
   expect(Object.keys(purchases?.items?.properties ?? {}).sort()).toEqual([
-    'amount', 'createdAt', 'currency', 'customer', 'externalOrderId', 'id', 'paymentMethod', 'productId',
-    'receiptSentAt', 'source', 'test', 'versionId',
+    'amount', 'createdAt', 'currency', 'customer', 'downloadLimit', 'externalOrderId', 'id', 'paymentMethod', 'productId',
+    'receiptSentAt', 'revokeReason', 'revokedAt', 'source', 'test', 'versionId',
   ]);
   expect(doc.paths['/api/reports/downloads'].get.responses?.['200'].content).toHaveProperty(['text/csv']);
 });
@@ -68,7 +74,7 @@ test('the lists serialized by fast-json-stringify still document their zod respo
   expect(Object.keys(products?.items?.properties ?? {}).sort()).toEqual(['activeVersion', 'product']);
   const deliveries = doc.paths['/api/webhook-deliveries'].get.responses?.['200'].content?.['application/json']?.schema;
   expect(Object.keys(deliveries?.items?.properties ?? {}).sort()).toEqual([
-    'completedAt', 'externalOrderId', 'id', 'items', 'platform', 'receivedAt', 'status', 'test', 'unmatched', 'workflowIds',
+    'completedAt', 'externalOrderId', 'id', 'items', 'kind', 'platform', 'receivedAt', 'status', 'test', 'unmatched', 'workflowIds',
   ]);
 });
 

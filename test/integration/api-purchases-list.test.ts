@@ -72,6 +72,9 @@ describe('one purchase of each kind', () => {
       test: false,
       receiptSentAt: '2030-01-01T10:00:05.000Z',
       createdAt: '2030-01-01T10:00:00.000Z',
+      revokedAt: null,
+      revokeReason: null,
+      downloadLimit: null,
     });
     expect(body[1]).toMatchObject({ currency: 'JPY', test: true, receiptSentAt: null });
   });

@@ -61,6 +61,7 @@ describe('GET /api/webhook-deliveries', () => {
     expect(body.map((d: { id: string }) => d.id)).toEqual([ids.held, ids.running, ids.bad, ids.ok]);
     expect(body[3]).toEqual({
       id: ids.ok,
+      kind: 'order',
       platform: 'storefront-a',
       externalOrderId: 'order-ok',
       status: 'Success',
