@@ -159,13 +159,14 @@ export async function searchPurchases(em: EntityManager, orgId: string, q: strin
 }
 
 /** The email a purchase of this organisation was made with, or null when there is no such purchase. */
-export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<string | null> {
+export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<{ email: string; revoked: boolean } | null> {
   if (!isUuid(purchaseId)) return null;
-  const [row] = await em.execute<Array<{ email: string }>>(
-    'select c.email from purchase p join customer c on c.id = p.customer_id where p.id = ? and p.organisation_id = ?',
+  const [row] = await em.execute<Array<{ email: string; revoked: boolean }>>(
+    `select c.email, p.revoked_at is not null as revoked from purchase p join customer c on c.id = p.customer_id
+     where p.id = ? and p.organisation_id = ?`,
     [purchaseId, orgId],
   );
-  return row?.email ?? null;
+  return row ?? null;
 }
 
 /** A purchase's own download limit (decisions §10); null = the product's. 404 for another organisation's. */

@@ -1,9 +1,12 @@
 import type { OutboxBacklog } from '../../services/workflow-outbox';
 import { html, type SafeHtml } from '../../templating/html';
 
-/** A status word as a badge: the word itself carries the meaning, the colour only repeats it. */
+/**
+ * A status word as a badge: the word itself carries the meaning, the colour only repeats it. Its
+ * class is the word in lower case with hyphens for spaces (`not found` → `badge-not-found`).
+ */
 export function badge(word: string, label: string = word): SafeHtml {
-  return html`<span class="badge badge-${word.toLowerCase()}">${label}</span>`;
+  return html`<span class="badge badge-${word.toLowerCase().replace(/[^a-z0-9]+/g, '-')}">${label}</span>`;
 }
 
 /** The polite region where a form's htmx answer (or error fragment) lands. */

@@ -34,8 +34,14 @@ function productFields(ctx: PageContext, p?: ProductListing['product']): SafeHtm
     <label for="${id}-description">Description</label>
     <textarea id="${id}-description" name="description" maxlength="20000">${p?.description ?? ''}</textarea>
     <label for="${id}-skus">Extra SKUs <span class="hint">One per line or separated by commas: the SKUs your sales platforms send for this product.</span></label>
-    <textarea id="${id}-skus" name="skus">${p ? skuText(p.skus) : ''}</textarea>`;
+    <textarea id="${id}-skus" name="skus">${p ? skuText(p.skus) : ''}</textarea>
+    <label for="${id}-download-limit">Download limit <span class="hint">Completed file transfers allowed per purchase; leave it empty for unlimited. A purchase may have its own.</span></label>
+    <input id="${id}-download-limit" class="short" name="downloadLimit" type="number" min="1" max="1000000" step="1" inputmode="numeric" value="${p?.downloadLimit ?? ''}">`;
 }
+
+/** A product's download limit in words (decisions §10). */
+export const downloadLimitText = (limit: number | null): string =>
+  limit === null ? 'unlimited' : `${limit} per purchase`;
 
 export function productsPage(ctx: PageContext, products: ProductListing[]): string {
   return page(ctx, {
@@ -44,13 +50,14 @@ export function productsPage(ctx: PageContext, products: ProductListing[]): stri
     body: html`
 <div class="table-wrap"><table>
   <caption class="visually-hidden">Products</caption>
-  <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Status</th><th scope="col">Active version</th><th scope="col">Extra SKUs</th></tr></thead>
-  <tbody>${products.length === 0 ? emptyRow(5, 'No products yet: create the first one below.') : products.map((l) => html`<tr data-product="${l.product.slug}">
+  <thead><tr><th scope="col">Name</th><th scope="col">Slug</th><th scope="col">Status</th><th scope="col">Active version</th><th scope="col">Extra SKUs</th><th scope="col">Download limit</th></tr></thead>
+  <tbody>${products.length === 0 ? emptyRow(6, 'No products yet: create the first one below.') : products.map((l) => html`<tr data-product="${l.product.slug}">
     <td><a href="/products/${l.product.id}">${l.product.name}</a></td>
     <td><code>${l.product.slug}</code></td>
     <td>${badge(l.product.status)} ${liveBadge(l)}</td>
     <td>${l.activeVersion?.version ?? html`<span class="muted">none</span>`}</td>
-    <td>${l.product.skus.length ? l.product.skus.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`) : html`<span class="muted">none</span>`}</td></tr>`)}</tbody>
+    <td>${l.product.skus.length ? l.product.skus.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`) : html`<span class="muted">none</span>`}</td>
+    <td>${l.product.downloadLimit === null ? html`<span class="muted">unlimited</span>` : downloadLimitText(l.product.downloadLimit)}</td></tr>`)}</tbody>
 </table></div>
 <section class="panel" aria-labelledby="new-heading">
   <h2 id="new-heading">New product</h2>
@@ -115,6 +122,7 @@ ${done && DONE[done] ? notice(DONE[done]) : ''}
 <section class="panel" aria-labelledby="status-heading">
   <h2 id="status-heading">Status: ${badge(p.status)} ${liveBadge(l)}</h2>
   ${why ? html`<p class="warn">${why}</p>` : html`<p>Live: sales of <code>${p.slug}</code>${p.skus.length ? ' and its extra SKUs' : ''} are delivered with version ${l.activeVersion?.version ?? ''}.</p>`}
+  <p data-testid="product-download-limit">Download limit: ${downloadLimitText(p.downloadLimit)}${p.downloadLimit === null ? '' : ' (completed file transfers; re-arm a purchase from its page to start its count again)'}.</p>
   ${statusButtons(ctx, l)}
   ${resultRegion('status-result')}
 </section>

@@ -24,15 +24,16 @@ export function purchaseList(ctx: PageContext, rows: PurchaseRow[], q: string, l
     <thead><tr><th scope="col">Date</th><th scope="col">Customer</th><th scope="col">Product</th><th scope="col" class="num">Amount</th>
       <th scope="col">Source</th><th scope="col">Receipt</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${rows.length === 0 ? emptyRow(7, q ? 'Nothing matches.' : 'No purchases yet.') : rows.map((p) => html`<tr data-purchase-id="${p.id}">
-      <td>${when(p.createdAt)}</td>
+      <td>${when(p.createdAt)}${p.revokedAt === null ? '' : html`<br>${badge('revoked', 'revoked')}`}</td>
       <td>${p.customerEmail}${p.customerName ? html`<br><span class="muted small">${p.customerName}</span>` : ''}</td>
       <td><a href="/products/${p.productId}">${p.productName}</a></td>
       <td class="num">${p.amount} ${p.currency}</td>
       <td>${badge('pending', p.source)}${p.test ? html` ${badge('test')}` : ''}${p.externalOrderId ? html`<br><span class="small">order <code>${p.externalOrderId}</code></span>` : ''}</td>
       <td>${badge(p.receiptStatus === 'skipped' ? 'skipped' : p.receiptStatus, RECEIPT_LABEL[p.receiptStatus])}${p.receiptSentAt ? html`<br><span class="small">${when(p.receiptSentAt)}</span>` : ''}</td>
-      <td><form hx-post="/purchases/${p.id}/resend" hx-target="#resend-${p.id}" hx-disabled-elt="find button">
+      <td><a href="/purchases/${p.id}">Details<span class="visually-hidden"> of the purchase by ${p.customerEmail}</span></a>
+        ${p.revokedAt !== null ? html`<p class="small muted">Access withdrawn: no links are sent.</p>` : html`<form hx-post="/purchases/${p.id}/resend" hx-target="#resend-${p.id}" hx-disabled-elt="find button">
         ${csrfField(ctx)}<button type="submit" aria-describedby="resend-${p.id}">Resend link</button></form>
-        <div id="resend-${p.id}" aria-live="polite" class="small"></div></td></tr>`)}</tbody>
+        <div id="resend-${p.id}" aria-live="polite" class="small"></div>`}</td></tr>`)}</tbody>
   </table></div>
 </div>`;
 }

@@ -2,6 +2,7 @@ import type { DevMail } from '../../dev/dev-mailbox';
 import type { Role } from '../../domain/statuses';
 import type { ApiKeyInfo } from '../../services/api-keys';
 import type { IntegrationJson } from '../../services/integration-settings';
+import type { OrganisationSettings } from '../../services/organisation-settings';
 import type { TeamMember } from '../../services/team';
 import type { ActiveSession } from '../../services/user-sessions';
 import { MIN_PASSWORD_LENGTH } from '../../security/password-policy';
@@ -10,13 +11,14 @@ import { badge, emptyRow, resultRegion, statusLine, when } from './components';
 import { flag, html, type SafeHtml } from '../../templating/html';
 import { csrfField, notice, page, type PageContext } from './layout';
 
-type SettingsTab = 'api-key' | 'password' | 'sessions' | 'integrations' | 'team' | 'mailbox';
+type SettingsTab = 'api-key' | 'password' | 'sessions' | 'organisation' | 'integrations' | 'team' | 'mailbox';
 
 function settingsPage(ctx: PageContext, tab: SettingsTab, title: string, body: SafeHtml): string {
   const tabs: Array<{ key: SettingsTab; href: string; label: string; show: boolean }> = [
     { key: 'api-key', href: '/settings/api-key', label: 'API Key', show: true },
     { key: 'password', href: '/settings/password', label: 'Password', show: true },
     { key: 'sessions', href: '/settings/sessions', label: 'Sessions', show: true },
+    { key: 'organisation', href: '/settings/organisation', label: 'Organisation', show: ctx.isAdmin },
     { key: 'integrations', href: '/settings/integrations', label: 'Integrations', show: ctx.isAdmin },
     { key: 'team', href: '/settings/team', label: 'Team', show: ctx.isAdmin },
     { key: 'mailbox', href: '/settings/mailbox', label: 'Dev mailbox', show: ctx.isAdmin && ctx.hasDevMailbox },
@@ -90,6 +92,24 @@ export function sessionsPage(ctx: PageContext, sessions: ActiveSession[], curren
     ${csrfField(ctx)}
     <button type="submit" class="danger">Sign out everywhere</button>
   </form>
+</section>`);
+}
+
+export function organisationPage(ctx: PageContext, settings: OrganisationSettings, saved: boolean): string {
+  return settingsPage(ctx, 'organisation', 'Organisation', html`
+<section class="panel" aria-labelledby="support-heading">
+  <h2 id="support-heading">Support address</h2>
+  ${saved ? notice('Saved.') : ''}
+  <p>Buyers who reach a product's download limit are shown this address to ask for more downloads. Without one, the page
+    only says that the limit is reached.</p>
+  <p data-testid="support-email">Now: ${settings.supportEmail === null ? html`<span class="muted">none set</span>` : html`<strong>${settings.supportEmail}</strong>`}</p>
+  <form method="post" action="/settings/organisation" hx-post="/settings/organisation" hx-target="#organisation-result" class="stack">
+    ${csrfField(ctx)}
+    <label for="support-email">Support email <span class="hint">Leave it empty to show no address.</span></label>
+    <input id="support-email" name="supportEmail" type="email" maxlength="254" autocomplete="off" value="${settings.supportEmail ?? ''}">
+    <button type="submit" class="primary">Save</button>
+  </form>
+  ${resultRegion('organisation-result')}
 </section>`);
 }
 

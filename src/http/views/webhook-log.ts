@@ -1,5 +1,5 @@
 import { PLATFORMS } from '../../domain/platforms';
-import { DELIVERY_STATUSES } from '../../domain/statuses';
+import { DELIVERY_STATUSES, type DeliveryKind } from '../../domain/statuses';
 import type { CustomerJson } from '../../services/customer-lookup';
 import { orderLineKey } from '../../purchases/purchase-rows';
 import type { ProductListing } from '../../services/products';
@@ -11,8 +11,21 @@ import { page, type PageContext } from './layout';
 import { isLive } from './products';
 import { saleForm } from './sale-form';
 
+/**
+ * An entry of the log: an order, or a refund or dispute event (decisions §9). An entry without a
+ * kind is an order.
+ */
+export type LogEntry = DeliveryJson & { kind?: DeliveryKind };
+
+/** A refund or dispute entry says so beside its order id; orders, most of the log, carry no badge. */
+function kindBadge(entry: LogEntry): SafeHtml {
+  if (entry.kind === 'refund') return html` ${badge('refund', 'Refund')}`;
+  if (entry.kind === 'dispute') return html` ${badge('dispute', 'Dispute')}`;
+  return html``;
+}
+
 export interface WebhookLogView {
-  entries: DeliveryJson[];
+  entries: LogEntry[];
   status?: string;
   platform?: string;
   /** Older entries follow (the page is full). */
@@ -35,14 +48,14 @@ function workflowLinks(v: WebhookLogView, ids: string[]): SafeHtml {
   })}</ul>`;
 }
 
-function itemLine(v: WebhookLogView, entry: DeliveryJson, item: DeliveryJson['items'][number], index: number): SafeHtml {
+function itemLine(v: WebhookLogView, entry: LogEntry, item: DeliveryJson['items'][number], index: number): SafeHtml {
   const listing = item.productId ? v.products.get(item.productId) : undefined;
   const outcome = item.outcome ?? 'pending';
   let byHand: SafeHtml | string = '';
   if (item.outcome === 'held' && listing) {
     const recorded = v.recorded.get(orderLineKey({ source: entry.platform, externalOrderId: entry.externalOrderId, productId: listing.product.id }));
     if (recorded) {
-      byHand = html`<p class="ok small">Recorded: <a href="/purchases?q=${recorded}">purchase ${recorded.slice(0, 8)}</a>.</p>`;
+      byHand = html`<p class="ok small">Recorded: <a href="/purchases/${recorded}">purchase ${recorded.slice(0, 8)}</a>.</p>`;
     } else if (isLive(listing)) {
       byHand = html`<details class="record-by-hand"><summary>Record this sale by hand</summary>
         ${saleForm({
@@ -61,7 +74,7 @@ function itemLine(v: WebhookLogView, entry: DeliveryJson, item: DeliveryJson['it
     <code>${item.sku ?? '(no SKU)'}</code>
     ${listing ? html` → <a href="/products/${listing.product.id}">${listing.product.name}</a>` : ''}
     ${badge(outcome)}${item.reason ? html` <span class="small">${item.reason}</span>` : ''}
-    ${item.purchaseId ? html` <a class="small" href="/purchases?q=${item.purchaseId}">purchase</a>` : ''}
+    ${item.purchaseId ? html` <a class="small" href="/purchases/${item.purchaseId}">purchase</a>` : ''}
     ${byHand}</li>`;
 }
 
@@ -79,7 +92,7 @@ export function webhookLogPage(ctx: PageContext, v: WebhookLogView): string {
     title: 'Webhook log',
     nav: 'webhooks',
     body: html`${dispatchBacklogBanner(v.backlog)}
-<p class="muted small">Every order notification your sales platforms sent, newest first, with what became of each line.</p>
+<p class="muted small">Every order, refund and dispute notification your sales platforms sent, newest first, with what became of each line.</p>
 <form method="get" action="/webhooks-log" hx-get="/webhooks-log" hx-target="#log" hx-select="#log" hx-swap="outerHTML" hx-push-url="true"
       hx-trigger="change, submit" class="row" aria-label="Filter the log">
   <div><label for="status">Status</label>
@@ -95,9 +108,9 @@ export function webhookLogPage(ctx: PageContext, v: WebhookLogView): string {
     <caption class="visually-hidden">Webhook deliveries, newest first</caption>
     <thead><tr><th scope="col">Received</th><th scope="col">Platform and order</th><th scope="col">Status</th>
       <th scope="col">Items (SKU, outcome, reason)</th><th scope="col">Workflow</th></tr></thead>
-    <tbody>${v.entries.length === 0 ? emptyRow(5, 'No deliveries match.') : v.entries.map((e) => html`<tr data-delivery-id="${e.id}" data-status="${e.status}">
+    <tbody>${v.entries.length === 0 ? emptyRow(5, 'No deliveries match.') : v.entries.map((e) => html`<tr data-delivery-id="${e.id}" data-status="${e.status}" data-kind="${e.kind ?? 'order'}">
       <td>${when(e.receivedAt)}${e.completedAt ? html`<br><span class="small muted">done ${when(e.completedAt)}</span>` : ''}</td>
-      <td>${e.platform}<br><code>${e.externalOrderId}</code></td>
+      <td>${e.platform}${kindBadge(e)}<br><code>${e.externalOrderId}</code></td>
       <td>${badge(e.status)}${e.test ? html` ${badge('test')}` : ''}${e.unmatched ? html` ${badge('unmatched')}` : ''}</td>
       <td><ul class="items">${e.items.map((item, i) => itemLine(v, e, item, i))}</ul></td>
       <td>${workflowLinks(v, e.workflowIds)}</td></tr>`)}</tbody>

@@ -4,6 +4,15 @@ import { dailyChart } from '../../../src/http/views/overview';
 import { isLive, whyNotLive } from '../../../src/http/views/products';
 import { grantableRoles, mayChangeRoleOf } from '../../../src/services/team';
 import type { ProductListing } from '../../../src/services/products';
+import { badge } from '../../../src/http/views/components';
+import type { PageContext } from '../../../src/http/views/layout';
+import { ACCESS_ROWS, purchaseDetailPage } from '../../../src/http/views/purchase-detail';
+import { purchaseList } from '../../../src/http/views/purchases';
+import { webhookLogPage, type LogEntry } from '../../../src/http/views/webhook-log';
+import type { PurchaseRow } from '../../../src/purchases/purchase-rows';
+import type { EvidenceRecord } from '../../../src/domain/evidence';
+import type { PurchaseDetail } from '../../../src/services/purchase-detail';
+import type { Role } from '../../../src/domain/statuses';
 
 describe('html', () => {
   test('escapes every interpolated value, so data cannot inject markup', () => {
@@ -106,5 +115,160 @@ describe('team roles', () => {
     expect(mayChangeRoleOf({ userId: 'a', role: 'admin' }, { id: 'b', role: 'owner' })).toBe(false);
     expect(mayChangeRoleOf({ userId: 'a', role: 'admin' }, { id: 'b', role: 'member' })).toBe(true);
     expect(mayChangeRoleOf({ userId: 'a', role: 'member' }, { id: 'b', role: 'member' })).toBe(false);
+  });
+});
+
+const HOSTILE = '<img src=x onerror="alert(1)">';
+const ESCAPED = '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;';
+
+const contextOf = (role: Role): PageContext => ({
+  user: { id: 'u', email: 'staff@example.com', name: 'Staff', role, orgId: 'o', orgName: 'Acme', subscriptionExpiresOn: null },
+  csrfToken: 'csrf', isAdmin: role !== 'member', hasDevMailbox: false,
+});
+
+const PURCHASE_ID = '0b6c3e3c-8d5c-4f3e-9d1a-2b7e4c1f0a11';
+
+function purchaseRow(overrides: Partial<PurchaseRow> = {}): PurchaseRow {
+  return {
+    id: PURCHASE_ID, createdAt: '2026-11-26T10:00:00.000Z', productId: 'p1', productName: 'Ebook Pro', versionId: 'v1',
+    customerId: 'c1', customerName: 'Sam', customerEmail: 'sam@example.com', amount: '19.99', currency: 'USD',
+    paymentMethod: 'card', source: 'api', externalOrderId: null, test: false, receiptStatus: 'sent',
+    receiptSentAt: '2026-11-26T10:00:05.000Z', revokedAt: null, revokeReason: null, downloadLimit: null, ...overrides,
+  };
+}
+
+function evidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
+  return {
+    generatedAt: '2026-11-27T10:00:00.000Z',
+    seller: { organisation: 'Acme', supportEmail: null },
+    purchase: { id: PURCHASE_ID, product: 'Ebook Pro', version: '1.0.0', createdAt: '2026-11-26T10:00:00.000Z', test: false, revokedAt: null, revokeReason: null },
+    customer: { name: 'Sam', email: 'sam@example.com' },
+    order: { source: 'api', externalOrderId: null, amount: '19.99', currency: 'USD', paymentMethod: 'card', receivedAt: '2026-11-26T10:00:00.000Z', deliveries: [] },
+    receipts: [],
+    links: [],
+    accesses: [],
+    staffActions: [],
+    ...overrides,
+  };
+}
+
+function detail(purchase: Partial<PurchaseRow> = {}, record: Partial<EvidenceRecord> = {}): PurchaseDetail {
+  return {
+    purchase: purchaseRow(purchase),
+    allowance: { product: null, override: null, effective: null, used: 0, countedFrom: null },
+    evidence: evidence(record),
+  };
+}
+
+describe('the purchase page', () => {
+  test('escapes what buyers and platforms wrote: names, order ids, user agents, file names, staff details', () => {
+    const markup = purchaseDetailPage(contextOf('admin'), detail(
+      { customerName: HOSTILE, productName: HOSTILE, externalOrderId: HOSTILE },
+      {
+        accesses: [{ at: '2026-11-26T11:00:00.000Z', kind: 'file transfer', ip: '203.0.113.9', userAgent: HOSTILE, file: HOSTILE, bytes: 2048 }],
+        staffActions: [{ at: '2026-11-26T12:00:00.000Z', action: 'revoke', by: HOSTILE, detail: HOSTILE }],
+      },
+    ));
+    expect(markup).not.toContain(HOSTILE);
+    expect(markup.split(ESCAPED).length - 1).toBeGreaterThanOrEqual(7);
+    expect(markup).toContain('<td class="num"><span title="2048 bytes">2.0 KiB</span></td>');
+  });
+
+  test('says so when nothing happened yet', () => {
+    const markup = purchaseDetailPage(contextOf('owner'), detail());
+    expect(markup).toContain('No link issued yet.');
+    expect(markup).toContain('The buyer has not opened a link yet.');
+    expect(markup).toContain('No staff action yet.');
+    expect(markup).toContain('unlimited');
+    expect(markup).not.toContain('data-testid="access-withdrawn"');
+  });
+
+  test('owners and admins get the actions and the evidence links; members the same page without them', () => {
+    const admin = purchaseDetailPage(contextOf('admin'), detail());
+    expect(admin).toContain(`action="/api/purchases/${PURCHASE_ID}/revoke"`);
+    expect(admin).toContain(`action="/api/purchases/${PURCHASE_ID}/rearm"`);
+    expect(admin).toMatch(new RegExp(`data-method="PUT" action="/api/purchases/${PURCHASE_ID}/download-limit"`));
+    expect(admin).toContain(`href="/api/purchases/${PURCHASE_ID}/evidence?format=json"`);
+    expect(admin).toContain(`href="/api/purchases/${PURCHASE_ID}/evidence?format=pdf"`);
+    expect(admin).toMatch(/data-json action="[^"]+\/revoke"[^>]*data-confirm=/);
+    expect(admin).toMatch(/data-json action="[^"]+\/rearm"[^>]*data-confirm=/);
+
+    const member = purchaseDetailPage(contextOf('member'), detail());
+    expect(member).not.toContain('data-json');
+    expect(member).not.toContain('/evidence');
+    expect(member).toContain('Links issued');
+  });
+
+  test('a revoked purchase says why and since when, offers restore instead of revoke, and no re-arm', () => {
+    const markup = purchaseDetailPage(contextOf('admin'), detail({ revokedAt: '2026-11-26T12:34:00.000Z', revokeReason: 'chargeback' }));
+    expect(markup).toMatch(/Access withdrawn \(chargeback\) on <time datetime="2026-11-26T12:34:00.000Z">26 Nov 2026, 12:34 UTC<\/time>/);
+    expect(markup).toContain('/restore"');
+    expect(markup).not.toContain('/revoke"');
+    expect(markup).not.toContain('/rearm"');
+  });
+
+  test('the download limit: whose it is, what is used since when, and when it is reached', () => {
+    const d = detail();
+    d.allowance = { product: 5, override: 2, effective: 2, used: 2, countedFrom: '2026-11-26T13:00:00.000Z' };
+    const markup = purchaseDetailPage(contextOf('admin'), d);
+    expect(markup).toContain('2 completed file transfers per purchase');
+    expect(markup).toContain("this purchase's own limit; the product's is 5");
+    expect(markup).toContain('since the last re-arm');
+    expect(markup).toContain('limit reached');
+    expect(markup).toMatch(/name="downloadLimit"[^>]*value="2"/);
+  });
+
+  test('shows the newest accesses only, newest first, and says how many there are', () => {
+    const accesses = Array.from({ length: ACCESS_ROWS + 5 }, (_, i) => ({
+      at: new Date(Date.UTC(2026, 10, 26, 0, i)).toISOString(), kind: 'page open' as const, ip: `10.0.0.${i % 250}`, userAgent: null, file: null, bytes: null,
+    }));
+    const markup = purchaseDetailPage(contextOf('member'), detail({}, { accesses }));
+    expect(markup).toContain(`The newest ${ACCESS_ROWS} of ${ACCESS_ROWS + 5}`);
+    expect(markup.indexOf(accesses[ACCESS_ROWS + 4].at)).toBeLessThan(markup.indexOf(accesses[ACCESS_ROWS + 3].at));
+    expect(markup).not.toContain(`datetime="${accesses[4].at}"`);
+  });
+});
+
+describe('the purchase list', () => {
+  test('links each row to its page and marks revoked ones, without the resend button', () => {
+    const markup = purchaseList(contextOf('member'), [purchaseRow(), purchaseRow({ id: 'r1', revokedAt: '2026-11-26T12:00:00.000Z', revokeReason: 'refund' })], '', 200).value;
+    expect(markup).toContain(`href="/purchases/${PURCHASE_ID}"`);
+    expect(markup).toContain('href="/purchases/r1"');
+    expect(markup.match(/badge-revoked/g)).toHaveLength(1);
+    expect(markup.match(/Resend link/g)).toHaveLength(1);
+  });
+});
+
+describe('badges', () => {
+  test('a word with spaces becomes one hyphenated class', () => {
+    expect(badge('not found').value).toBe('<span class="badge badge-not-found">not found</span>');
+    expect(badge('already revoked').value).toBe('<span class="badge badge-already-revoked">already revoked</span>');
+    expect(badge('Pending').value).toBe('<span class="badge badge-pending">Pending</span>');
+  });
+});
+
+describe('the webhook log', () => {
+  const entry = (kind: LogEntry['kind'], outcomes: Array<LogEntry['items'][number]['outcome']>): LogEntry => ({
+    id: `d-${kind}`, platform: 'storefront-a', externalOrderId: '1001', status: 'Success', unmatched: false, test: false,
+    items: outcomes.map((outcome) => ({ sku: 'ebook', productId: null, outcome, reason: outcome === 'kept' ? 'partial refund, access kept' : null, purchaseId: PURCHASE_ID })),
+    receivedAt: '2026-11-26T10:00:00.000Z', completedAt: null, workflowIds: [], kind,
+  });
+  const render = (entries: LogEntry[]) => webhookLogPage(contextOf('member'), {
+    entries, more: false, products: new Map(), customers: [], recorded: new Map(), workflowUrl: () => null, backlog: { waiting: 0, oldestAgeSeconds: 0 },
+  });
+
+  test('marks refund and dispute entries, not orders, and badges the revocation outcomes', () => {
+    const markup = render([
+      entry('order', ['fulfilled']),
+      entry('refund', ['revoked', 'not found', 'already revoked', 'kept']),
+      entry('dispute', ['revoked']),
+    ]);
+    expect(markup).toContain('<span class="badge badge-refund">Refund</span>');
+    expect(markup).toContain('<span class="badge badge-dispute">Dispute</span>');
+    expect(markup.match(/badge-refund|badge-dispute/g)).toHaveLength(2);
+    for (const cls of ['badge-revoked', 'badge-not-found', 'badge-already-revoked', 'badge-kept']) expect(markup).toContain(cls);
+    expect(markup).toContain('partial refund, access kept');
+    expect(markup).toContain(`href="/purchases/${PURCHASE_ID}"`);
+    expect(markup).toContain('data-kind="refund"');
   });
 });

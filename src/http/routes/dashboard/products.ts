@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PRODUCT_STATUSES } from '../../../domain/statuses';
-import { createProduct, getProduct, listProducts, updateProduct } from '../../../services/products';
+import { createProduct, DownloadLimitInput, getProduct, listProducts, updateProduct } from '../../../services/products';
 import { listVersions } from '../../../services/versions';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
@@ -25,6 +25,8 @@ const ProductForm = z.object({
   slug: z.string().max(200).optional(),
   description: z.string().max(20_000).optional(),
   skus: z.string().max(50_000).optional(),
+  /** What was typed: digits, or empty for unlimited. */
+  downloadLimit: DownloadLimitInput.optional(),
 });
 
 /**
@@ -40,9 +42,9 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/products', {
     config: formConfig, preValidation: formBodyOnly, schema: { hide: true, body: ProductForm },
   }, async (request, reply) => {
-    const { name, slug, description, skus } = request.body;
+    const { name, slug, description, skus, downloadLimit } = request.body;
     const created = await createProduct(request.em, principalOf(request).orgId, {
-      name, slug, description, skus: skuList(skus),
+      name, slug, description, skus: skuList(skus), downloadLimit,
     });
     return seeOther(request, reply, `/products/${created.id}?done=created`);
   });
@@ -61,9 +63,9 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/products/:productId', {
     config: formConfig, preValidation: formBodyOnly, schema: { hide: true, params: Params, body: ProductForm },
   }, async (request, reply) => {
-    const { name, slug, description, skus } = request.body;
+    const { name, slug, description, skus, downloadLimit } = request.body;
     const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, {
-      name, slug, description, skus: skuList(skus),
+      name, slug, description, skus: skuList(skus), downloadLimit,
     });
     return seeOther(request, reply, `/products/${product.id}?done=saved`);
   });

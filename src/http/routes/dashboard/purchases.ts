@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NotFoundError } from '../../../domain/errors';
+import { ConflictError, NotFoundError } from '../../../domain/errors';
 import { findCustomers } from '../../../services/customer-lookup';
 import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-rows';
 import { searchCustomers } from '../../../services/customer-search';
 import { listProducts } from '../../../services/products';
+import { purchaseDetail } from '../../../services/purchase-detail';
 import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
 import { requestFreshLinks } from '../customer/fresh-links';
@@ -12,6 +13,7 @@ import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import { isLive } from '../../views/products';
+import { purchaseDetailPage } from '../../views/purchase-detail';
 import { customersPage, purchasesPage } from '../../views/purchases';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
@@ -27,7 +29,7 @@ const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
 const Search = z.object({ q: boundedText(FIELD_LIMITS.search).default('') });
 
 /**
- * Purchases (search, the unmatched-SKU counter, Create Manual Purchase, resend link) and Customers.
+ * Purchases (search, the unmatched-SKU counter, Create Manual Purchase, resend link, one purchase's page) and Customers.
  * A manual purchase is posted by the browser to POST /api/purchases, like any API client's.
  */
 export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
@@ -47,6 +49,14 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       }));
     });
 
+    // One purchase: any member sees it; the actions on it (owner/admin) call the API (decisions §9–§11).
+    app.get('/purchases/:purchaseId', {
+      config: pageConfig, schema: { hide: true, params: z.object({ purchaseId: boundedText(FIELD_LIMITS.id) }) },
+    }, async (request, reply) => {
+      const detail = await purchaseDetail(request.em, principalOf(request).orgId, request.params.purchaseId, deps.clock());
+      return sendPage(reply, purchaseDetailPage(pageContextOf(request), detail));
+    });
+
     app.post('/purchases/:purchaseId/resend', {
       config: { dashboard: 'member', errorFormat: 'html-fragment' },
       preValidation: formBodyOnly,
@@ -54,11 +64,13 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const { orgId } = principalOf(request);
       const { purchaseId } = request.params;
-      const email = await purchaseEmail(request.em, orgId, purchaseId);
-      if (email === null) throw new NotFoundError('purchase not found');
+      const purchase = await purchaseEmail(request.em, orgId, purchaseId);
+      if (purchase === null) throw new NotFoundError('purchase not found');
+      // No link goes out for a revoked purchase (decisions §9): say so rather than promise one.
+      if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before sending a link');
       // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own address.
       await requestFreshLinks(deps, { purchaseId }, orgId);
-      return sendFragment(reply, notice(`A fresh link is on its way to ${email}.`));
+      return sendFragment(reply, notice(`A fresh link is on its way to ${purchase.email}.`));
     });
 
     app.get('/customers', { config: pageConfig, schema: { hide: true, querystring: Search } }, async (request, reply) => {

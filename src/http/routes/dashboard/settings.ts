@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../../domain/errors';
 import { ROLES } from '../../../domain/statuses';
 import { apiKeyInfo } from '../../../services/api-keys';
 import { listIntegrations } from '../../../services/integration-settings';
+import { organisationSettings, updateOrganisationSettings } from '../../../services/organisation-settings';
 import { addUser } from '../../../services/organisations';
 import { messageIdsOfOrganisation } from '../../../services/sent-emails';
 import { endUserSessions, listSessions } from '../../../services/user-sessions';
@@ -13,7 +14,9 @@ import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
-import { apiKeyPage, integrationsPage, mailboxPage, mailPage, passwordPage, sessionsPage, teamPage } from '../../views/settings';
+import {
+  apiKeyPage, integrationsPage, mailboxPage, mailPage, organisationPage, passwordPage, sessionsPage, teamPage,
+} from '../../views/settings';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage, seeOther } from './replies';
@@ -27,8 +30,8 @@ const adminForm = { dashboard: 'admin', errorFormat: 'html-fragment' } as const;
 
 
 /**
- * Settings: API Key and Password are every user's own; Integrations, Team and the Dev mailbox are
- * organisation settings, for owners and admins only.
+ * Settings: API Key and Password are every user's own; Organisation (the support address),
+ * Integrations, Team and the Dev mailbox are organisation settings, for owners and admins only.
  */
 export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
@@ -76,6 +79,25 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       await endUserSessions(request.em, principalOf(request).userId);
       await app.sessions.end(request, reply);
       return reply.redirect('/signin', 303);
+    });
+
+    app.get('/settings/organisation', {
+      config: admin,
+      schema: { hide: true, querystring: z.object({ saved: boundedText(FIELD_LIMITS.id).optional() }) },
+    }, async (request, reply) => {
+      const settings = await organisationSettings(request.em, principalOf(request).orgId);
+      return sendPage(reply, organisationPage(pageContextOf(request), settings, request.query.saved !== undefined));
+    });
+
+    // A form post rather than app.js's JSON to PUT /api/settings/organisation: that one leaves empty
+    // fields out, and an empty field here means "no support address".
+    app.post('/settings/organisation', {
+      config: adminForm,
+      preValidation: formBodyOnly,
+      schema: { hide: true, body: z.object({ ...CSRF_BODY_FIELD, supportEmail: boundedText(FIELD_LIMITS.email).optional() }) },
+    }, async (request, reply) => {
+      await updateOrganisationSettings(request.em, principalOf(request).orgId, { supportEmail: request.body.supportEmail ?? '' });
+      return seeOther(request, reply, '/settings/organisation?saved=1');
     });
 
     app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {
