@@ -24,6 +24,8 @@ export const FIELD_LIMITS = {
   /** A download token or a CSRF token. */
   token: 256,
   versionLabel: 100,
+  /** A SKU as a platform sent it (the front door keeps up to 1000 characters of any order field). */
+  sku: 1000,
   /** A search box. */
   search: 200,
 } as const;

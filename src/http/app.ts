@@ -26,6 +26,7 @@ import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
 import { purchaseAccessRoutes } from './routes/api/purchase-access';
+import { unmatchedSkuRoutes } from './routes/api/unmatched-skus';
 import { webhookRoutes } from './routes/webhooks';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
@@ -155,6 +156,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(versionRoutes(deps));
   await app.register(customerRoutes);
   await app.register(webhookLogRoutes);
+  await app.register(unmatchedSkuRoutes(deps));
   await app.register(settingsRoutes(deps));
   await app.register(reportRoutes);
   await app.register(customerPageRoutes(deps));

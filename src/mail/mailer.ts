@@ -6,6 +6,10 @@ export interface OutgoingMail {
   subject: string;
   text: string;
   html: string;
+  /** Extra headers (List-Unsubscribe ...). */
+  headers?: Record<string, string>;
+  /** A Message-ID of the caller's choosing (`<…>`), so a message sent twice is recognisably one. */
+  messageId?: string;
 }
 
 export interface Mailer {

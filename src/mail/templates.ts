@@ -9,6 +9,8 @@ export interface RenderedMail {
   subject: string;
   text: string;
   html: string;
+  headers?: Record<string, string>;
+  messageId?: string;
 }
 
 export interface DownloadLinkLine {
@@ -145,4 +147,43 @@ export function orderAlertMail(input: {
 <ul>${input.lines.map((l) => html`<li><code>${l.sku ?? '(none)'}</code>: ${l.reason ?? 'unknown reason'}</li>`)}</ul>
 <p>Fix the cause (publish the product, map the SKU, ...), then have the platform re-deliver the order or record it by hand.</p>
 ${button(input.logUrl, 'Open the webhook log')}`) };
+}
+
+/**
+ * A new version of something the customer bought (decisions §12): a fresh link to it, and a
+ * one-click way to stop these notices (the page, and the List-Unsubscribe headers of RFC 2369 and
+ * RFC 8058 that mail clients show as an "Unsubscribe" button).
+ */
+export function updateNoticeMail(input: {
+  orgName: string;
+  customerName?: string;
+  unsubscribeUrl: string;
+  /** Names this notice for this purchase, so a notice sent twice after a crash is recognisably one. */
+  messageId: string;
+} & DownloadLinkLine & LinkLifetime): RenderedMail {
+  const greeting = greetingOf(input.customerName);
+  const label = productLabel(input);
+  const subject = `New version of ${input.productName}${input.versionLabel ? `: ${input.versionLabel}` : ''}`;
+  const intro = `${input.orgName} has released a new version of ${input.productName}, which you bought. Here is a download link for it:`;
+  const note = `The link works for ${input.linkLifetime}, and for another ${input.linkLifetime} each time you open it.`;
+  const unsubscribe = 'You get this email because you bought this product. To stop emails about new versions from '
+    + `${input.orgName}, unsubscribe here: ${input.unsubscribeUrl}`;
+  const text = [
+    greeting, '', intro, '', label, input.link, `Works until ${formatUtc(input.expiresAt)}`, '', note,
+    `Fresh links for all your purchases: ${myUrlOf(input.link)}`, '', unsubscribe, '', `-- ${input.orgName}`,
+  ].join('\n');
+  return {
+    subject,
+    text,
+    html: emailDocument(subject, html`<p style="margin-top:0">${greeting}</p><p>${intro}</p>
+${linkBlock(input)}
+<p style="${MUTED_STYLE}">${note}</p>
+<p style="${MUTED_STYLE}">You get this email because you bought this product. <a href="${input.unsubscribeUrl}">Stop emails about new versions</a>.</p>
+<p style="margin-bottom:0">${input.orgName}</p>`),
+    headers: {
+      'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+    messageId: input.messageId,
+  };
 }

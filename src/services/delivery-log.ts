@@ -5,6 +5,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NewDispatch } from '../domain/dispatch';
+import type { HeldLine } from '../domain/held-line';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type DeliveryKind, type ItemOutcome } from '../domain/statuses';
@@ -19,6 +20,8 @@ export interface NewItem {
   outcome: ItemOutcome | null;
   reason: string | null;
   workflowId: string | null;
+  /** An `unmatched` line with a SKU: what delivering it after the SKU is mapped needs. */
+  heldLine?: HeldLine;
 }
 
 export interface NewEntry {
@@ -45,10 +48,10 @@ const RECORD_ENTRIES_SQL = `with input as (
     from input, jsonb_to_recordset(input.deliveries)
       as d(id uuid, kind text, platform text, external_order_id text, status text, unmatched boolean, test boolean, workflow_ids jsonb)),
   items as (
-    insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id)
-    select i.id, i.delivery_id, i.line_index, i.sku, i.product_id, i.outcome, i.reason, i.workflow_id
+    insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id, held_line)
+    select i.id, i.delivery_id, i.line_index, i.sku, i.product_id, i.outcome, i.reason, i.workflow_id, i.held_line
     from input, jsonb_to_recordset(input.items)
-      as i(id uuid, delivery_id uuid, line_index int, sku text, product_id uuid, outcome text, reason text, workflow_id text)),
+      as i(id uuid, delivery_id uuid, line_index int, sku text, product_id uuid, outcome text, reason text, workflow_id text, held_line jsonb)),
   counters as (
     insert into unmatched_sku (id, organisation_id, platform, sku, count, last_seen_at)
     select gen_random_uuid(), input.org, c.platform, c.sku, c.count, input.now
@@ -74,7 +77,7 @@ export async function recordEntries(em: EntityManager, orgId: string, entries: N
   });
   const items = entries.flatMap((entry) => entry.items.map((item, lineIndex) => ({
     id: item.id, delivery_id: entry.id, line_index: lineIndex, sku: item.sku, product_id: item.productId,
-    outcome: item.outcome, reason: item.reason, workflow_id: item.workflowId,
+    outcome: item.outcome, reason: item.reason, workflow_id: item.workflowId, held_line: item.heldLine ?? null,
   })));
   const counters = new Map<string, { platform: Platform; sku: string; count: number }>();
   for (const entry of entries) {

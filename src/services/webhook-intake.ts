@@ -189,6 +189,11 @@ interface Plan {
   dispatches: NewDispatch[];
 }
 
+/** payments-c: the payment an order was paid with, for its refunds to find it; absent otherwise. */
+function paymentReferenceOf(order: NormalizedOrder): { paymentReference?: string } {
+  return order.paymentReference !== undefined ? { paymentReference: order.paymentReference } : {};
+}
+
 function planDeliveries(
   org: Candidate,
   platform: Platform,
@@ -210,8 +215,14 @@ function planDeliveries(
       const itemId = randomUUID();
       const product = line.sku === null ? undefined : matches.get(normaliseSku(line.sku));
       const decided = planLine(line.sku, product, facts);
+      // Unknown line amounts are recorded as zero in the order's currency, never guessed.
+      const amount = line.amount ?? fromMinorUnits(0, currency)!;
       if (decided.kind === 'final') {
-        entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null });
+        // An unknown SKU may be mapped later: the line keeps what delivering it then needs.
+        const heldLine = decided.outcome === 'unmatched' && line.sku !== null
+          ? { customer: { email: email ?? '', name: order.customer.name ?? '' }, amount, currency, test: order.test, ...paymentReferenceOf(order) }
+          : undefined;
+        entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null, heldLine });
         continue;
       }
       const workflowId = fulfilmentWorkflowId(org.orgId, platform, order.externalOrderId, decided.productId);
@@ -227,14 +238,13 @@ function planDeliveries(
           externalOrderId: order.externalOrderId,
           productId: decided.productId,
           customer: { email: email!, name: order.customer.name ?? '' },
-          // Unknown line amounts are recorded as zero in the order's currency, never guessed.
-          amount: line.amount ?? fromMinorUnits(0, currency)!,
+          amount,
           currency,
           paymentMethod: platform,
           test: order.test,
           sendReceipt: true,
           deliveryItemId: itemId,
-          ...(order.paymentReference !== undefined ? { paymentReference: order.paymentReference } : {}),
+          ...paymentReferenceOf(order),
         },
       });
     }

@@ -5,7 +5,7 @@ import { Organisation } from './organisation.entity';
 @Entity({ tableName: 'customer' })
 @Unique({ properties: ['organisation', 'email'] })
 export class Customer {
-  [OptionalProps]?: 'createdAt' | 'name';
+  [OptionalProps]?: 'createdAt' | 'name' | 'updateNoticesOffAt' | 'noticeToken';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -19,6 +19,14 @@ export class Customer {
 
   @Property({ type: 'text' })
   name: string = '';
+
+  /** Set by the one-click unsubscribe of version update notices (decisions §12): none are sent after. */
+  @Property({ type: 'timestamptz', nullable: true })
+  updateNoticesOffAt: Date | null = null;
+
+  /** The random token of the unsubscribe link in update notices; made with the first notice. */
+  @Property({ type: 'text', nullable: true, unique: true })
+  noticeToken: string | null = null;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -16,6 +16,7 @@ import { UnmatchedSku } from './unmatched-sku.entity';
 import { User } from './user.entity';
 import { UserSession } from './user-session.entity';
 import { VersionFile } from './version-file.entity';
+import { VersionNotification } from './version-notification.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WorkflowDispatch } from './workflow-dispatch.entity';
@@ -23,11 +24,11 @@ import { WorkflowDispatch } from './workflow-dispatch.entity';
 export {
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
-  WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
+  VersionNotification, WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 };
 
 export const ENTITIES = [
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
-  WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
+  VersionNotification, WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
 ];

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
+import type { HeldLine } from '../../domain/held-line';
 import type { ItemOutcome } from '../../domain/statuses';
 import { Product } from './product.entity';
 import { Purchase } from './purchase.entity';
@@ -8,7 +9,7 @@ import { WebhookDelivery } from './webhook-delivery.entity';
 /** One order line of a delivery and what became of it. */
 @Entity({ tableName: 'webhook_delivery_item' })
 export class WebhookDeliveryItem {
-  [OptionalProps]?: 'product' | 'outcome' | 'reason' | 'purchase' | 'workflowId' | 'sku';
+  [OptionalProps]?: 'product' | 'outcome' | 'reason' | 'purchase' | 'workflowId' | 'sku' | 'heldLine';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -38,4 +39,11 @@ export class WebhookDeliveryItem {
 
   @Property({ type: 'text', nullable: true })
   workflowId: string | null = null;
+
+  /**
+   * An `unmatched` line keeps what its fulfilment needs (customer, amount, currency), so that once
+   * its SKU is mapped it can be delivered as the webhook would have (decisions §12).
+   */
+  @Property({ type: 'json', nullable: true })
+  heldLine: HeldLine | null = null;
 }

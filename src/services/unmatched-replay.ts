@@ -1,0 +1,190 @@
+/**
+ * Map-and-replay (decisions §12): the sales an unknown SKU held back, mapping that SKU to a product
+ * (one of its extra SKUs), and "deliver these", which fulfils them through the same workflows and
+ * de-duplication keys a webhook would. Each held item moves from `unmatched` back to "in progress"
+ * (its entry to `Pending`) in the transaction that records its workflow start in the outbox, and the
+ * run then reports `fulfilled`, `duplicate` or `error` like for any delivery. The items are claimed
+ * row by row (`for update`, re-checked after any wait), so a double click, two staff at once or a
+ * redelivery of the original webhook meanwhile create nothing twice: the redelivery and the replay
+ * share the line's workflow id and the purchase's unique key.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { isoUtc } from '../db/sql';
+import type { NewDispatch } from '../domain/dispatch';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
+import type { HeldLine } from '../domain/held-line';
+import { fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
+import type { Platform } from '../domain/platforms';
+import { getProduct, updateProduct } from './products';
+import { enqueueDispatches } from './workflow-outbox';
+
+export const HeldSaleSchema = z.object({
+  itemId: z.uuid(),
+  deliveryId: z.uuid(),
+  platform: z.string(),
+  externalOrderId: z.string(),
+  sku: z.string(),
+  receivedAt: z.string(),
+  customerEmail: z.string().nullable(),
+  amount: z.string().nullable(),
+  currency: z.string().nullable(),
+  deliverable: z.boolean().describe('false for lines recorded before sales were kept for replay: record those by hand'),
+});
+export type HeldSale = z.infer<typeof HeldSaleSchema>;
+
+export const HeldSalesSchema = z.object({
+  sku: z.string(),
+  productId: z.uuid().nullable().describe('the product the SKU maps to now; null while unmapped'),
+  sales: z.array(HeldSaleSchema),
+});
+export type HeldSales = z.infer<typeof HeldSalesSchema>;
+
+export const DeliveredSchema = z.object({
+  sku: z.string(),
+  productId: z.uuid(),
+  delivering: z.number().int().describe('held lines now being fulfilled (their entries are Pending until the runs report)'),
+  notDeliverable: z.number().int().describe('held lines that kept no order details (recorded before replay existed)'),
+});
+export type Delivered = z.infer<typeof DeliveredSchema>;
+
+/** A SKU as it arrives in a path: trimmed; empty (lines that carried none) cannot be mapped. */
+function skuOf(raw: string): string {
+  const sku = raw.trim();
+  if (sku === '') throw new ValidationError('a line without a SKU cannot be mapped: record it by hand');
+  return sku;
+}
+
+async function mappedProduct(em: EntityManager, orgId: string, sku: string): Promise<string | null> {
+  const [row] = await em.execute<Array<{ product_id: string }>>(
+    'select product_id from product_sku where organisation_id = ? and sku = ?', [orgId, normaliseSku(sku)],
+  );
+  return row?.product_id ?? null;
+}
+
+const HELD_WHERE = `i.outcome = 'unmatched' and d.organisation_id = ? and lower(btrim(i.sku)) = ?`;
+
+/** The sales an SKU held back (its `unmatched` lines), oldest first, and the product it maps to now. */
+export async function heldSales(em: EntityManager, orgId: string, rawSku: string): Promise<HeldSales> {
+  const sku = skuOf(rawSku);
+  const rows = await em.execute<Array<{
+    item_id: string; delivery_id: string; platform: string; external_order_id: string; sku: string; received_at: string; held_line: HeldLine | null;
+  }>>(
+    `select i.id as item_id, d.id as delivery_id, d.platform, d.external_order_id, i.sku, ${isoUtc('d.received_at')} as received_at, i.held_line
+     from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id
+     where ${HELD_WHERE} order by d.received_at, i.line_index`,
+    [orgId, normaliseSku(sku)],
+  );
+  return {
+    sku,
+    productId: await mappedProduct(em, orgId, sku),
+    sales: rows.map((r) => ({
+      itemId: r.item_id, deliveryId: r.delivery_id, platform: r.platform, externalOrderId: r.external_order_id, sku: r.sku,
+      receivedAt: r.received_at, customerEmail: r.held_line?.customer.email || null, amount: r.held_line?.amount ?? null,
+      currency: r.held_line?.currency ?? null, deliverable: r.held_line !== null,
+    })),
+  };
+}
+
+/**
+ * Maps an SKU to a product (adds it to the product's extra SKUs; one that maps to another product
+ * is 409) and answers the sales it held back. Mapping twice to the same product changes nothing.
+ */
+export async function mapUnmatchedSku(em: EntityManager, orgId: string, rawSku: string, productId: string): Promise<HeldSales> {
+  const sku = skuOf(rawSku);
+  const { product } = await getProduct(em, orgId, productId);
+  if (!product.skus.includes(normaliseSku(sku)) && product.slug !== normaliseSku(sku)) {
+    await updateProduct(em, orgId, productId, { skus: [...product.skus, sku] });
+  }
+  return heldSales(em, orgId, sku);
+}
+
+/**
+ * "Deliver these": every held line of the SKU that kept its order starts (or joins) its line's
+ * fulfilment run, through the outbox, as if the webhook had just brought it. The SKU must map to a
+ * live product (published, with a ready active version); otherwise 409 and nothing changes.
+ */
+export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku: string): Promise<Delivered> {
+  const sku = skuOf(rawSku);
+  const key = normaliseSku(sku);
+  return em.transactional(async (tx) => {
+    const [product] = await tx.execute<Array<{ id: string; status: string; live: boolean }>>(
+      `select p.id, p.status, coalesce(v.status = 'ready', false) as live
+       from product_sku s join product p on p.id = s.product_id left join product_version v on v.id = p.active_version_id
+       where s.organisation_id = ? and s.sku = ?`,
+      [orgId, key],
+    );
+    if (!product) throw new ConflictError(`the SKU ${sku} maps to no product: map it first`);
+    if (product.status !== 'published' || !product.live) {
+      throw new ConflictError('the product is not live (published with a ready active version): its sales would be held again');
+    }
+    const claimed = await tx.execute<Array<{ id: string; delivery_id: string; platform: Platform; external_order_id: string; sku: string; held_line: HeldLine }>>(
+      `select i.id, i.delivery_id, d.platform, d.external_order_id, i.sku, i.held_line
+       from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id
+       where ${HELD_WHERE} and i.held_line is not null
+       order by d.received_at, i.line_index for update of i`,
+      [orgId, key],
+    );
+    const [{ count: left }] = await tx.execute<Array<{ count: string }>>(
+      `select count(*) from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id where ${HELD_WHERE} and i.held_line is null`,
+      [orgId, key],
+    );
+    const dispatches: NewDispatch[] = claimed.map((item) => ({
+      kind: 'fulfil-line',
+      workflowId: fulfilmentWorkflowId(orgId, item.platform, item.external_order_id, product.id),
+      orgId,
+      payload: {
+        orgId,
+        source: item.platform,
+        externalOrderId: item.external_order_id,
+        productId: product.id,
+        customer: item.held_line.customer,
+        amount: item.held_line.amount,
+        currency: item.held_line.currency,
+        paymentMethod: item.platform,
+        test: item.held_line.test,
+        sendReceipt: true,
+        deliveryItemId: item.id,
+        ...(item.held_line.paymentReference !== undefined ? { paymentReference: item.held_line.paymentReference } : {}),
+      },
+    }));
+    if (claimed.length > 0) {
+      const items = claimed.map((item, index) => ({ id: item.id, delivery_id: item.delivery_id, workflow_id: dispatches[index].workflowId }));
+      await tx.execute(
+        `update webhook_delivery_item i set outcome = null, reason = null, product_id = ?, workflow_id = c.workflow_id
+         from jsonb_to_recordset(?::jsonb) as c(id uuid, workflow_id text) where i.id = c.id`,
+        [product.id, JSON.stringify(items)],
+      );
+      // The entries wait for their runs again; each run's workflow id joins the entry's list.
+      await tx.execute(
+        `update webhook_delivery d set status = 'Pending', completed_at = null,
+           workflow_ids = (select coalesce(jsonb_agg(distinct w), '[]') from (
+             select jsonb_array_elements_text(d.workflow_ids::jsonb) as w
+             union select c.workflow_id from jsonb_to_recordset(?::jsonb) as c(delivery_id uuid, workflow_id text) where c.delivery_id = d.id) ids)
+         where d.id in (select (e->>'delivery_id')::uuid from jsonb_array_elements(?::jsonb) e)`,
+        [JSON.stringify(items), JSON.stringify(items)],
+      );
+      // The Purchases page counter counts the lines still held.
+      await tx.execute(
+        `update unmatched_sku u set count = greatest(0, u.count - c.n)
+         from (select d.platform, i.sku, count(*)::int as n from jsonb_to_recordset(?::jsonb) as x(id uuid)
+               join webhook_delivery_item i on i.id = x.id join webhook_delivery d on d.id = i.delivery_id group by 1, 2) c
+         where u.organisation_id = ? and u.platform = c.platform and u.sku = c.sku`,
+        [JSON.stringify(items), orgId],
+      );
+      await enqueueDispatches(tx, dispatches);
+    }
+    return { sku, productId: product.id, delivering: claimed.length, notDeliverable: Number(left) };
+  });
+}
+
+/** 404 for an SKU nobody sent (no counter row and no held line): nothing to map or deliver. */
+export async function assertSkuSeen(em: EntityManager, orgId: string, rawSku: string): Promise<void> {
+  const sku = skuOf(rawSku);
+  const [row] = await em.execute<Array<{ seen: boolean }>>(
+    `select exists (select 1 from unmatched_sku where organisation_id = ? and lower(btrim(sku)) = ?)
+       or exists (select 1 from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id where ${HELD_WHERE}) as seen`,
+    [orgId, normaliseSku(sku), orgId, normaliseSku(sku)],
+  );
+  if (!row.seen) throw new NotFoundError(`no sale was held back by the SKU ${sku}`);
+}
