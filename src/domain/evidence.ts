@@ -5,8 +5,17 @@
  */
 
 /** How a download link came to be issued. */
-export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm'] as const;
+export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm', 'update-notice'] as const;
 export type LinkOrigin = (typeof LINK_ORIGINS)[number];
+
+/** How each origin reads on the purchase page and in the evidence PDF. */
+export const LINK_ORIGIN_LABELS: Record<LinkOrigin, string> = {
+  receipt: 'Receipt email',
+  my: '/my request',
+  'fresh-link': 'Fresh-link request',
+  're-arm': 'Re-arm by staff',
+  'update-notice': 'New version notice',
+};
 
 export interface EvidenceDeliveryEntry {
   id: string;

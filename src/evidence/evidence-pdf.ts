@@ -1,5 +1,5 @@
 import PDFDocument from 'pdfkit';
-import type { EvidenceRecord, LinkOrigin } from '../domain/evidence';
+import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
 
 /**
  * The dispute evidence record rendered as a PDF a person reads (decisions §11): A4, pdfkit's
@@ -23,13 +23,6 @@ const MUTED = '#555555';
 /** A free-text value longer than this (a hostile user agent, say) is cut so one row always fits on a page; the JSON record keeps it whole. */
 const MAX_CELL_CHARS = 1000;
 const NONE = '—';
-
-const LINK_ORIGIN_LABELS: Record<LinkOrigin, string> = {
-  receipt: 'Receipt email',
-  my: '/my request',
-  'fresh-link': 'Fresh-link request',
-  're-arm': 'Re-arm by staff',
-};
 
 interface Column {
   header: string;

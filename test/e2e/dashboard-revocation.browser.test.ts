@@ -169,7 +169,7 @@ test('an admin revokes, restores, sets a limit, re-arms and fetches the evidence
   // Back on the purchase page: the count starts again, the fresh link is listed, the actions logged.
   await page.goto(`${base}/purchases/${purchase.purchaseId}`);
   await expect(page.getByTestId('downloads-used').textContent()).resolves.toMatch(/^0 completed file transfers since the last re-arm/);
-  await expect(page.getByTestId('links').textContent()).resolves.toContain('re-arm by staff');
+  await expect(page.getByTestId('links').textContent()).resolves.toContain('Re-arm by staff');
   const actions = await page.getByTestId('staff-actions').locator('tbody tr td:nth-child(2)').allTextContents();
   expect(actions).toEqual(['Re-armed', 'Access restored', 'Access withdrawn']);
   await screenshot(page, 'purchase-rearmed');

@@ -6,7 +6,7 @@ import { buildApp } from '../../src/http/app';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
 import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
-import { listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
+import { freshLinkRunsSettled, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import { eventually } from '../helpers/webhooks';
 
 /** The service's clock, moved by the tests so links expire without waiting. */
@@ -61,18 +61,6 @@ function visibleText(page: string): string {
   return page.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-/** Waits until every freshLinks run started on this harness's task queue so far has completed; their ids. */
-async function freshLinkRunsSettled(expectedRuns: number): Promise<string[]> {
-  const query = `WorkflowType = 'freshLinks' AND TaskQueue = '${h.config.temporal.taskQueue}'`;
-  const ids = await eventually(async () => {
-    const found: string[] = [];
-    for await (const run of h.temporal.workflow.list({ query })) found.push(run.workflowId);
-    return found.length >= expectedRuns ? found : undefined;
-  }, 20_000);
-  await Promise.all(ids.map((id) => h.temporal.workflow.getHandle(id).result()));
-  return ids;
-}
-
 /**
  * RECORD_HISTORIES=1 (the convention of test/integration/workflow-replay.test.ts, which replays
  * every history in test/fixtures/histories): keeps the histories of these runs, named by outcome.
@@ -116,7 +104,7 @@ describe('/my', () => {
     expect(knownPage).toBe(unknownPage);
     expect(visibleText(knownPage)).toContain('Check your email');
 
-    await recordHistories(await freshLinkRunsSettled(2));
+    await recordHistories(await freshLinkRunsSettled(h, 2));
     const mails = mailsTo(email);
     expect(mails).toHaveLength(2);
     const fromAcme = mails.find((m) => m.subject.includes('Acme Books'))!;

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { Purchase, VersionFile } from '../../src/db/entities';
 import { issueDownloadLink } from '../../src/services/download-links';
 import type { Harness } from './harness';
+import { eventually } from './webhooks';
 
 export interface SeededPurchase {
   purchaseId: string;
@@ -68,3 +69,18 @@ export async function listen(h: Harness): Promise<string> {
   return `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
 }
 
+/**
+ * Waits until at least `expectedRuns` freshLinks runs (/my, the fresh-link button) were started on
+ * this harness's task queue, then until every one has completed; their ids. After it, whatever those
+ * runs were going to send is in the mailbox, so a test can assert what is not there.
+ */
+export async function freshLinkRunsSettled(h: Harness, expectedRuns: number): Promise<string[]> {
+  const query = `WorkflowType = 'freshLinks' AND TaskQueue = '${h.config.temporal.taskQueue}'`;
+  const ids = await eventually(async () => {
+    const found: string[] = [];
+    for await (const run of h.temporal.workflow.list({ query })) found.push(run.workflowId);
+    return found.length >= expectedRuns ? found : undefined;
+  }, 20_000, `${expectedRuns} freshLinks runs`);
+  await Promise.all(ids.map((id) => h.temporal.workflow.getHandle(id).result()));
+  return ids;
+}

@@ -12,6 +12,7 @@ import type { IntegrationSecrets } from '../../src/webhooks/adapter';
 import type { Harness } from './harness';
 import { seedOrganisation, seedProduct, type SeededProduct, type SeedTarget } from './seed';
 import { PLATFORM_FIXTURES, signFor, type PlatformFixture } from '../fixtures/platforms';
+import { refundFixture } from '../fixtures/refunds';
 import { adapters, webhookPath as webhookPathOf } from '../../src/webhooks/registry';
 import { sleep } from '../../src/dev/processes';
 
@@ -81,6 +82,41 @@ export function withEmail(platform: Platform, body: Buffer, email: string): Buff
     : edit(body, /buyer@example\.com/g, email);
 }
 
+/**
+ * Each platform's full-refund sample in test/fixtures/webhooks (decisions §9); storefront-a's refunds
+ * one of its two lines (`ebook-pro`). reseller-d-classic sends no such notification.
+ */
+export const REFUND_SAMPLES = {
+  'storefront-a': 'storefront-a.refund.json',
+  'plugin-b': 'plugin-b.refunded.json',
+  'payments-c': 'payments-c.charge-refunded.json',
+  'reseller-d': 'reseller-d.return.json',
+  'cart-e': 'cart-e.refunded.txt',
+} as const satisfies Partial<Record<Platform, string>>;
+export type RefundingPlatform = keyof typeof REFUND_SAMPLES;
+
+/** The payment the payments-c order sample was paid with: its refunds and disputes name it, not the session. */
+export const SAMPLE_PAYMENT_INTENT = 'pi_3QpLiveExamplePayIntent01';
+
+/** A payments-c order, refund or dispute sample paid with another payment (every occurrence). */
+export function withPaymentIntent(body: Buffer, paymentIntent: string): Buffer {
+  return edit(body, new RegExp(SAMPLE_PAYMENT_INTENT, 'g'), paymentIntent);
+}
+
+/**
+ * A refund or dispute sample of test/fixtures/webhooks about another order: `orderRef` replaces the
+ * order id it names (every occurrence), or for payments-c the payment (`payment_intent`).
+ */
+export function revocationBody(platform: RefundingPlatform, file: string, orderRef: string): Buffer {
+  const body = refundFixture(file);
+  if (platform === 'payments-c') return withPaymentIntent(body, orderRef);
+  if (platform === 'storefront-a') {
+    // A Refund names its order in `order_id` (a JSON number), on itself and on each transaction.
+    return edit(body, new RegExp(`"order_id": ${SAMPLE_ORDER_IDS[platform]}(?=[,\\n])`, 'g'), `"order_id": ${orderRef}`);
+  }
+  return withOrderId(platform, body, orderRef);
+}
+
 export function webhookPath(platform: Platform, orgId: string): string {
   return webhookPathOf(adapters[platform], orgId);
 }
@@ -141,6 +177,16 @@ export async function send(receiver: Receiver, platform: Platform, orgId: string
     parsed = { error: res.text };
   }
   return { status: res.status, body: parsed };
+}
+
+/** What a platform sends beside the signature with a refund: storefront-a's topic header. */
+export const REVOCATION_HEADERS: Partial<Record<Platform, Record<string, string>>> = {
+  'storefront-a': { 'x-storefronta-topic': 'refunds/create' },
+};
+
+/** POSTs a refund or dispute event, signed and with the headers the platform sends with one. */
+export function sendRevocation(receiver: Receiver, platform: Platform, orgId: string, body: Buffer, options: SendOptions = {}): Promise<SentDelivery> {
+  return send(receiver, platform, orgId, body, { ...options, headers: { ...REVOCATION_HEADERS[platform], ...options.headers } });
 }
 
 export async function configureIntegration(h: SeedTarget, orgId: string, platform: Platform, secrets: IntegrationSecrets = SECRETS[platform]) {

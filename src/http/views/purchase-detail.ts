@@ -1,4 +1,4 @@
-import type { EvidenceRecord, LinkOrigin } from '../../domain/evidence';
+import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
 import type { RevokeReason } from '../../domain/statuses';
 import type { PurchaseRow } from '../../purchases/purchase-rows';
 import type { PurchaseAllowance, PurchaseDetail } from '../../services/purchase-detail';
@@ -20,9 +20,6 @@ const RECEIPT_LABEL: Record<PurchaseRow['receiptStatus'], string> = {
   pending: 'pending', sent: 'sent', failed: 'failed', skipped: 'not emailed',
 };
 
-const LINK_ORIGIN: Record<LinkOrigin, string> = {
-  receipt: 'receipt email', my: '/my request', 'fresh-link': 'fresh-link request', 're-arm': 're-arm by staff',
-};
 
 const STAFF_ACTION: Record<string, string> = { revoke: 'Access withdrawn', restore: 'Access restored', rearm: 'Re-armed' };
 
@@ -120,7 +117,7 @@ function linksSection(e: EvidenceRecord): SafeHtml {
   <div class="table-wrap"><table data-testid="links">
     <thead><tr><th scope="col">Issued</th><th scope="col">How</th><th scope="col">Expires</th><th scope="col">Used</th><th scope="col">State</th></tr></thead>
     <tbody>${e.links.length === 0 ? emptyRow(5, 'No link issued yet.') : e.links.map((l) => html`<tr>
-      <td>${when(l.issuedAt)}</td><td>${LINK_ORIGIN[l.via] ?? l.via}</td><td>${when(l.expiresAt)}</td>
+      <td>${when(l.issuedAt)}</td><td>${LINK_ORIGIN_LABELS[l.via] ?? l.via}</td><td>${when(l.expiresAt)}</td>
       <td>${l.usedAt === null ? html`<span class="muted">not used</span>` : when(l.usedAt)}</td><td>${linkState(l, e.generatedAt)}</td></tr>`)}</tbody>
   </table></div>
 </section>`;
