@@ -4,6 +4,7 @@ import { emailActivities } from './emails';
 import { freshLinkActivities } from './fresh-links';
 import { purchaseActivities } from './purchases';
 import { revocationActivities } from './revocations';
+import { versionNotificationActivities } from './version-notifications';
 
 export type { ActivityDeps } from './deps';
 
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...deliveryActivities(deps),
     ...freshLinkActivities(deps),
     ...revocationActivities(deps),
+    ...versionNotificationActivities(deps),
   };
 }
 

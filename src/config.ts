@@ -66,6 +66,7 @@ const EnvSchema = z.object({
   MAX_UPLOAD_REQUEST_BYTES: z.coerce.number().int().positive().default(10 * 1024 ** 3),
   DISPATCH_LOOPS: z.coerce.number().int().min(0).max(16).default(2),
   DISPATCH_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  UPDATE_NOTICE_RATE: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
@@ -127,6 +128,8 @@ export interface Config {
   emailRetryWindowMs: number;
   /** Links are built on SITE_URL and work DOWNLOAD_LINK_TTL from issue and from each opening (decisions §6: 48 h). */
   downloadLinks: DownloadLinkSettings;
+  /** Version update notices sent per second per organisation, at most (UPDATE_NOTICE_RATE, decisions §12). */
+  updateNoticeRate: number;
   /** Undefined: generated once and kept under dataDir. */
   sessionSecret?: string;
   /** A dashboard session unused this long ends (SESSION_IDLE_TIMEOUT, 2 h), besides the 12-hour cap. */
@@ -216,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       forcePathStyle: e.S3_FORCE_PATH_STYLE === undefined ? e.S3_ENDPOINT !== undefined : e.S3_FORCE_PATH_STYLE === 'true',
     }),
     emailRetryWindowMs: duration('EMAIL_RETRY_WINDOW'),
+    updateNoticeRate: e.UPDATE_NOTICE_RATE,
     downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,
     sessionIdleTimeoutMs: duration('SESSION_IDLE_TIMEOUT'),

@@ -3,3 +3,4 @@ export { orderLineFulfilment } from './order-line-fulfilment';
 export { orderAlert } from './order-alert';
 export { freshLinks } from './fresh-links';
 export { purchaseRevocation } from './purchase-revocation';
+export { versionNotification } from './version-notification';

@@ -28,3 +28,14 @@ export function emailWithin(windowMs: number | '1 hour'): ActivityOptions {
 
 /** The staff's order alert: an email retried for an hour, wherever it is sent from. */
 export const ORDER_ALERT = emailWithin('1 hour');
+
+/**
+ * A batch of update notices: paced by the organisation's rate, so it takes a while; it heartbeats
+ * after each email, so a worker that dies is noticed in seconds and the batch resumes elsewhere
+ * (notices already sent are skipped).
+ */
+export const UPDATE_NOTICES = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+} as const satisfies ActivityOptions;

@@ -5,6 +5,7 @@
 import type { FulfilmentRequest, OrderAlertRequest } from './fulfilment';
 import type { FreshLinksAsk } from './fresh-links';
 import type { RevocationRequest } from './revocation';
+import type { VersionNotificationInput } from './version-notification';
 
 export type FulfilLineDispatch = {
   kind: 'fulfil-line';
@@ -14,8 +15,9 @@ export type FulfilLineDispatch = {
 export type OrderAlertDispatch = { kind: 'order-alert'; payload: OrderAlertRequest };
 export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksAsk };
 export type RevokeDispatch = { kind: 'revoke'; payload: RevocationRequest };
+export type NotifyBuyersDispatch = { kind: 'notify-buyers'; payload: VersionNotificationInput };
 
-export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch;
+export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */

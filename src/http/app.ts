@@ -27,6 +27,7 @@ import { healthRoutes } from './routes/health';
 import { purchaseRoutes } from './routes/api/purchases';
 import { purchaseAccessRoutes } from './routes/api/purchase-access';
 import { unmatchedSkuRoutes } from './routes/api/unmatched-skus';
+import { versionNotificationRoutes } from './routes/api/version-notifications';
 import { webhookRoutes } from './routes/webhooks';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
@@ -154,6 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookRoutes(deps));
   await app.register(productRoutes);
   await app.register(versionRoutes(deps));
+  await app.register(versionNotificationRoutes(deps));
   await app.register(customerRoutes);
   await app.register(webhookLogRoutes);
   await app.register(unmatchedSkuRoutes(deps));

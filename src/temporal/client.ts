@@ -17,7 +17,7 @@ import { ServiceUnavailableError } from '../domain/errors';
 import { fulfilmentWorkflowId } from '../domain/ids';
 import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
-import type { freshLinks, orderAlert, orderLineFulfilment, purchaseRevocation } from '../../workflows';
+import type { freshLinks, orderAlert, orderLineFulfilment, purchaseRevocation, versionNotification } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
@@ -146,6 +146,20 @@ export class FulfilmentClient {
         }));
         return;
       }
+      case 'notify-buyers':
+        // One run (chain) per version, ever: a repeated dispatch finds it open or done and starts nothing.
+        try {
+          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof versionNotification>('versionNotification', {
+            workflowId,
+            taskQueue: this.taskQueue,
+            args: [request.payload],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          }));
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
+        return;
     }
   }
 

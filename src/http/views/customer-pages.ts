@@ -176,3 +176,20 @@ export function customerErrorPage(status: number, message: string): string {
   const detail = status >= 500 ? 'Please try again in a moment.' : message;
   return layout(heading, html`<h1>${heading}</h1><p>${detail}</p>`);
 }
+
+/** The unsubscribe link's page: one button (a GET changes nothing, so link scanners do no harm). */
+export function unsubscribePage(d: { orgName: string; token: string }): string {
+  return layout('Stop update emails', html`${eyebrow(d.orgName)}<h1>Stop emails about new versions?</h1>
+<p>${d.orgName} emails you when a product you bought has a new version. You can stop these emails; your download links and receipts are not affected.</p>
+<form method="post" action="/unsubscribe/${encodeURIComponent(d.token)}"><button type="submit" class="button">Stop update emails</button></form>`);
+}
+
+export function unsubscribedPage(d: { orgName: string }): string {
+  return layout('Unsubscribed', html`${eyebrow(d.orgName)}<h1>You will not get update emails any more</h1>
+<p>${d.orgName} will not email you about new versions. Receipts and the download links you ask for still reach you.</p>`);
+}
+
+export function unknownUnsubscribePage(): string {
+  return layout('Link not found', html`<h1>We could not find this unsubscribe link</h1>
+<p>Please check that you opened the whole link from the email.</p>`);
+}

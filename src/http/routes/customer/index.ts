@@ -8,9 +8,10 @@ import { downloadFileRoutes } from './download-files';
 import { downloadPageRoutes } from './download-page';
 import { selfServiceLimiters } from './limits';
 import { emailOfMyRequest, myRoutes } from './my';
+import { unsubscribeRoutes } from './unsubscribe';
 
 /**
- * What customers touch, without an account: `/d/{token}` with its files, `/my`, and the two assets
+ * What customers touch, without an account: `/d/{token}` with its files, `/my`, `/unsubscribe/{token}`, and the two assets
  * of those pages. Errors render as customer pages; rate limits count in PostgreSQL.
  */
 export function customerPageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
@@ -24,5 +25,6 @@ export function customerPageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     await app.register(downloadPageRoutes(deps, limits));
     await app.register(downloadFileRoutes(deps));
     await app.register(myRoutes(deps, limits));
+    await app.register(unsubscribeRoutes(deps));
   };
 }
