@@ -12,12 +12,16 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { WebhookDelivery } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
+import { ProductVersion, WebhookDelivery } from '../../src/db/entities';
+import { ENCRYPTED_ENCODING, EncryptionCodec } from '../../src/temporal/encryption-codec';
 import {
   edit,
+  eventually,
   finalEntry,
   orderBody,
+  REFUND_SAMPLES,
+  revocationBody,
   seedWebhookOrg,
   send,
   settled,
@@ -29,6 +33,20 @@ import {
 const HISTORIES = path.resolve(__dirname, '../fixtures/histories');
 const recordInto = process.env.RECORD_HISTORIES;
 
+/** Every payload of a history (any depth: inputs, results, signals, headers) with the codec's sealing undone. */
+async function decrypted<T>(value: T, codec: EncryptionCodec): Promise<T> {
+  if (Array.isArray(value)) return Promise.all(value.map((v) => decrypted(v, codec))) as Promise<T>;
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  const record = value as Record<string, unknown>;
+  const metadata = record.metadata as Record<string, Uint8Array> | undefined;
+  if (metadata?.encoding && Buffer.from(metadata.encoding).toString() === ENCRYPTED_ENCODING) {
+    const [plain] = await codec.decode([record as never]);
+    return plain as T;
+  }
+  for (const key of Object.keys(record)) record[key] = await decrypted(record[key], codec);
+  return value;
+}
+
 /** Runs the scenarios whose histories are kept, and writes each run's history. */
 async function record(): Promise<void> {
   const h: Harness = await startHarness({ mailbox: { reject: { match: (a) => a === 'refused@example.com', code: 550 } } });
@@ -36,8 +54,10 @@ async function record(): Promise<void> {
   try {
     const org: WebhookOrg = await seedWebhookOrg(h);
     const histories: Record<string, string> = {};
+    const codec = new EncryptionCodec(h.keyRing);
     const keep = async (name: string, workflowId: string) => {
-      const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
+      // Stored decrypted: the replay worker has no key (payloads are sealed at rest since 2026-11-25).
+      const history = await decrypted(await h.temporal.workflow.getHandle(workflowId).fetchHistory(), codec);
       // protobufjs' own JSON form (enum names, longs as strings), read back by History.fromObject.
       histories[name] = JSON.stringify(history);
     };
@@ -99,6 +119,34 @@ async function record(): Promise<void> {
     for await (const run of h.temporal.workflow.list({ query: `OrgId = "${org.orgId}" AND Platform = "api"` })) runs.push(run.workflowId);
     await h.temporal.workflow.getHandle(runs[0]).result();
     await keep('fulfilment-api-sale', runs[0]);
+
+    // Refunds (decisions §9): one of a fulfilled sale, and one that comes before its order.
+    await deliver(cartE('replay-refund'));
+    const refund = await send(h.app, 'cart-e', org.orgId, revocationBody('cart-e', REFUND_SAMPLES['cart-e'], 'replay-refund'));
+    const refundEntry = await finalEntry(h, refund.body.deliveryIds![0]);
+    await keep('revocation-refund', refundEntry.workflowIds[0]);
+    const early = await send(h.app, 'cart-e', org.orgId, revocationBody('cart-e', REFUND_SAMPLES['cart-e'], 'replay-early'));
+    await finalEntry(h, early.body.deliveryIds![0]);
+    const late = await deliver(cartE('replay-early'));
+    await keep('fulfilment-revoked-before-order', late.workflowIds[0]);
+
+    // A version notification (decisions §12) to the buyers of the ebook so far.
+    const version = h.orm.em.fork().create(ProductVersion, { product: org.ebook.productId, version: '2.0.0' });
+    await h.orm.em.fork().persistAndFlush(version);
+    await h.orm.em.fork().execute('update product set active_version_id = ? where id = ?', [version.id, org.ebook.productId]);
+    const notified = await h.app.inject({
+      method: 'POST', url: `/api/products/${org.ebook.productId}/versions/${version.id}/notify`, headers: { authorization: `Bearer ${org.apiKey}` },
+    });
+    if (notified.statusCode !== 202) throw new Error(`notify failed: ${notified.statusCode} ${notified.body}`);
+    const notifyId = (notified.json() as { workflowId: string }).workflowId;
+    await eventually(async () => {
+      try {
+        return (await h.temporal.workflow.getHandle(notifyId).describe()).status.name === 'COMPLETED' ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 60_000, 'the notification run');
+    await keep('version-notification', notifyId);
 
     await mkdir(folder, { recursive: true });
     for (const [name, json] of Object.entries(histories)) {
