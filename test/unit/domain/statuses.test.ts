@@ -16,6 +16,12 @@ describe('delivery entry status (decisions §5)', () => {
     [['fulfilled', 'error'], 'Error'],
     [['held', 'error'], 'Error'],
     [[], 'Error'],
+    // Refund and dispute entries (decisions §9), and an order refunded before it arrived: no alert, final.
+    [['revoked', 'already revoked'], 'Success'],
+    [['not found'], 'Success'],
+    [['kept'], 'Success'],
+    [['revoked', null], 'Pending'],
+    [['revoked', 'revoked'], 'Success'],
   ])('%j → %s', (outcomes, status) => {
     expect(deliveryStatusOf(outcomes)).toBe(status);
   });
@@ -27,5 +33,7 @@ describe('delivery entry status (decisions §5)', () => {
     expect(alertDue(['error', 'duplicate'])).toBe(false);
     expect(alertDue(['held'])).toBe(false);
     expect(alertDue(['error', null])).toBe(false);
+    expect(alertDue(['not found'])).toBe(false);
+    expect(alertDue(['revoked'])).toBe(false);
   });
 });
