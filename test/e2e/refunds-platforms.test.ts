@@ -5,7 +5,6 @@
  * buyer address, so nothing one test does is seen by another.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import type { DevMail } from '../../src/dev/dev-mailbox';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
 import type { ItemOutcome } from '../../src/domain/statuses';
@@ -13,7 +12,7 @@ import type { DeliveryJson } from '../../src/services/webhook-log';
 import type { PurchaseJson } from '../../src/purchases/purchase-rows';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct, type SeededProduct } from '../helpers/seed';
-import { freshLinkRunsSettled, issueToken, seedPurchase, tokenOfLink } from '../helpers/download-links';
+import { freshLinkRunsSettled, issueToken, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import {
   edit,
   finalEntry,
@@ -38,8 +37,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  baseUrl = await listen(h);
 });
 afterAll(() => h?.close());
 

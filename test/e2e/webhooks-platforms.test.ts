@@ -3,9 +3,9 @@
  * answered 200, logged, fulfilled by the workflows, one receipt per product with its link.
  */
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { Customer, Purchase, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS, type Platform } from '../../src/domain/platforms';
+import { listen } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
 import {
   edit,
@@ -26,8 +26,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  baseUrl = await listen(h);
 });
 afterAll(() => h?.close());
 
