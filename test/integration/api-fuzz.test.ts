@@ -47,11 +47,23 @@ const ENDPOINTS: Array<[string, string]> = [
   ['GET', '/api/settings/api-key'],
   ['POST', '/api/settings/api-key/refresh'],
   ['GET', '/api/reports/downloads'],
+  ['POST', '/api/purchases/{id}/revoke'],
+  ['POST', '/api/purchases/{id}/restore'],
+  ['PUT', '/api/purchases/{id}/download-limit'],
+  ['POST', '/api/purchases/{id}/rearm'],
+  ['GET', '/api/purchases/{id}/evidence'],
+  ['GET', '/api/unmatched-skus/{id}/sales'],
+  ['POST', '/api/unmatched-skus/{id}/map'],
+  ['POST', '/api/unmatched-skus/{id}/deliver'],
+  ['POST', '/api/products/{id}/versions/{id}/notify'],
+  ['GET', '/api/products/{id}/notifications'],
+  ['GET', '/api/settings/organisation'],
+  ['PUT', '/api/settings/organisation'],
 ];
 
 const vocabulary = (): FuzzVocabulary => ({
   words: ['draft', 'published', productId, 'new', 'true', '19.99', 'USD'],
-  jsonKeys: ['name', 'slug', 'status', 'skus', 'description', 'activeVersionId', 'secret', 'privateKey', 'accountId'],
+  jsonKeys: ['name', 'slug', 'status', 'skus', 'description', 'activeVersionId', 'secret', 'privateKey', 'accountId', 'downloadLimit', 'supportEmail', 'productId'],
   formKeys: ['customerId', 'newCustomer.email', 'newCustomer.name', 'productId', 'amount', 'currency', 'sendEmail', 'source', 'externalOrderId', 'secret'],
 });
 
@@ -64,9 +76,9 @@ function pathId(r: Rng): string {
 
 function query(r: Rng): string {
   if (r.next() < 0.3) return '';
-  const keys = ['limit', 'after', 'email', 'status', 'platform', 'from', 'to', 'x', 'limit[]', '__proto__'];
+  const keys = ['limit', 'after', 'email', 'status', 'platform', 'from', 'to', 'format', 'x', 'limit[]', '__proto__'];
   const values = ['1', '0', '-5', '1e3', '99999999999999999999', 'NaN', '', 'Error', 'held', 'cart-e', '2026-01-01',
-    '2026-02-30', '9999-12-31', productId, '%zz', '%', r.text(r.int(30))];
+    '2026-02-30', '9999-12-31', productId, '%zz', '%', 'pdf', 'json', r.text(r.int(30))];
   const parts = Array.from({ length: 1 + r.int(4) }, () => `${r.pick(keys)}=${r.pick(values)}`);
   return `?${parts.join('&')}`;
 }
@@ -92,7 +104,7 @@ test(`no 5xx from ${ENDPOINTS.length} endpoints × ${ROUNDS} random requests (se
   for (const [e, [method, template]] of ENDPOINTS.entries()) {
     for (let round = 0; round < ROUNDS; round += 1) {
       const r = prng(SEED + e * 100_003 + round);
-      const path = template.replace('{id}', pathId(r)).replace('{platform}', pathId(r)) + query(r);
+      const path = template.replaceAll('{id}', () => pathId(r)).replace('{platform}', pathId(r)) + query(r);
       const auth = authHeaders(r);
       const b = randomBody(r, method, vocabulary());
       const types = b.type === undefined ? [] : [b.type].flat();

@@ -43,12 +43,14 @@ const DASHBOARD: Array<[string, string]> = [
   ['POST', '/purchases/{id}/resend'], ['GET', '/customers'], ['GET', '/webhooks-log'], ['GET', '/reports'], ['GET', '/settings'],
   ['GET', '/settings/api-key'], ['GET', '/settings/password'], ['POST', '/settings/password'], ['GET', '/settings/integrations'],
   ['GET', '/settings/team'], ['POST', '/settings/team'], ['POST', '/settings/team/{userId}/role'], ['GET', '/settings/sessions'],
-  ['POST', '/settings/sessions/end-all'], ['GET', '/signin'],
+  ['POST', '/settings/sessions/end-all'], ['GET', '/signin'], ['GET', '/unmatched'], ['GET', '/products/{productId}/notices'],
+  ['GET', '/purchases/{id}'], ['GET', '/settings/organisation'], ['POST', '/settings/organisation'],
   ['POST', '/signin'], ['POST', '/signout'],
 ];
 const CUSTOMER: Array<[string, string]> = [
   ['GET', '/my'], ['POST', '/my'], ['GET', '/d/{token}'], ['POST', '/d/{token}/refresh'], ['GET', '/d/{token}/files/{fileId}'],
   ['HEAD', '/d/{token}/files/{fileId}'], ['POST', '/webhooks/{orgId}/download-complete'], ['GET', '/assets/customer/{asset}'],
+  ['GET', '/unsubscribe/{token}'], ['POST', '/unsubscribe/{token}'],
 ];
 
 function vocabulary(): FuzzVocabulary {
@@ -69,8 +71,8 @@ function pathOf(r: Rng, template: string): string {
     .replace('{token}', segment(r, ids.token)).replace('{fileId}', segment(r, ids.fileId)).replace('{orgId}', segment(r, ids.orgId))
     .replace('{asset}', encodeURIComponent(r.pick(['customer.css', 'downloader.js', '../../package.json', 'x'.repeat(300), r.text(10)])));
   if (r.next() < 0.6) return filled;
-  const keys = ['q', 'next', 'status', 'platform', 'after', 'done', 'changed', 'email', '__proto__'];
-  const values = ['', 'Error', 'held', 'cart-e', '//evil.example', '/\t/evil', ids.productId, '%zz', 'x'.repeat(r.int(3) * 1000), r.text(20)];
+  const keys = ['q', 'next', 'status', 'platform', 'after', 'done', 'changed', 'email', 'sku', '__proto__'];
+  const values = ['', 'Error', 'held', 'cart-e', '//evil.example', '/\t/evil', ids.productId, '%zz', '%00', 'x'.repeat(r.int(3) * 1000), r.text(20)];
   return `${filled}?${Array.from({ length: 1 + r.int(3) }, () => `${r.pick(keys)}=${r.pick(values)}`).join('&')}`;
 }
 

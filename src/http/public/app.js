@@ -66,6 +66,18 @@
     xhr.send(new FormData(form));
   }
 
+  // The message of a form that succeeded: its `data-done`, where `{name}` is the answer's field of
+  // that name and `{name:one|many}` the word that agrees with it ("{n} {n:sale is|sales are}").
+  function doneText(form, fallback, text) {
+    var answer = null;
+    try { answer = JSON.parse(text); } catch { answer = null; }
+    return (form.getAttribute('data-done') || fallback).replace(/\{(\w+)(?::([^|}]*)\|([^}]*))?\}/g, function (whole, name, one, many) {
+      if (!answer || typeof answer !== 'object' || !Object.prototype.hasOwnProperty.call(answer, name)) return whole;
+      if (one === undefined) return String(answer[name]);
+      return answer[name] === 1 ? one : many;
+    });
+  }
+
   // A form whose fields are sent as a JSON object to the API. `data-show` names a field of the
   // answer to show once (a new API key); otherwise the page reloads to show the new state.
   function sendJson(form) {
@@ -90,7 +102,7 @@
           say(form, form.getAttribute('data-done') || 'Done.', false);
           return;
         }
-        say(form, form.getAttribute('data-done') || 'Saved.', false);
+        say(form, doneText(form, 'Saved.', text), false);
         window.setTimeout(function () { window.location.reload(); }, 400);
       });
     }, function () {

@@ -1,4 +1,5 @@
 import type { ProductListing } from '../../services/products';
+import type { NotificationProgress } from '../../services/version-notifications';
 import type { VersionJson } from '../../services/versions';
 import { badge, bytes, emptyRow, resultRegion, statusLine, when } from './components';
 import { html, type SafeHtml } from '../../templating/html';
@@ -110,7 +111,88 @@ function versionRows(ctx: PageContext, l: ProductListing, versions: VersionJson[
   });
 }
 
-export function productPage(ctx: PageContext, l: ProductListing, versions: VersionJson[], done?: string): string {
+/** The product's version notices (decisions §12): who a notice of the active version would email, and each one sent. */
+export interface VersionNotices {
+  /** Buyers a notice of the active version would email now. */
+  wouldEmail: number;
+  /** The active version came after another (a product's first version is nothing new to its buyers). */
+  activeIsNewer: boolean;
+  /** Newest first. */
+  notifications: NotificationProgress[];
+}
+
+const COUNT = new Intl.NumberFormat('en-GB');
+const buyers = (n: number): string => `${COUNT.format(n)} buyer${n === 1 ? '' : 's'}`;
+
+/** The notify button of the active version, or why there is none (notified already, nobody to email, a member). */
+function notifyControl(ctx: PageContext, l: ProductListing, v: VersionNotices): SafeHtml {
+  const active = l.activeVersion;
+  if (!active || active.status !== 'ready') {
+    return html`<p class="muted">Make a ready version active to notify buyers of it.</p>`;
+  }
+  const notified = v.notifications.find((n) => n.versionId === active.id);
+  if (notified) {
+    return html`<p data-testid="notified">Buyers were notified of this version (${active.version}): ${notified.status === 'done'
+      ? `${COUNT.format(notified.sent)} emailed${notified.failed ? `, ${COUNT.format(notified.failed)} refused by the mail server` : ''}.`
+      : `${COUNT.format(notified.sent + notified.failed)} of ${COUNT.format(notified.total)} so far.`}</p>`;
+  }
+  if (!v.activeIsNewer) {
+    return html`<p class="muted" data-testid="would-email">Version ${active.version} is the first: once a newer version is active, its buyers can be emailed about it here.</p>`;
+  }
+  if (v.wouldEmail === 0) {
+    return html`<p class="muted" data-testid="would-email">No buyer to notify of version ${active.version} (revoked and test purchases and unsubscribed customers get no notice).</p>`;
+  }
+  if (!ctx.isAdmin) {
+    return html`<p data-testid="would-email">A notice of version ${active.version} would email ${buyers(v.wouldEmail)}. An owner or admin can send it.</p>`;
+  }
+  return html`<form data-json action="/api/products/${l.product.id}/versions/${active.id}/notify" data-done="Notifying buyers. Reloading…"
+      data-confirm="Email ${buyers(v.wouldEmail)} that version ${active.version} of ${l.product.name} is out, each with a fresh download link? It is sent once per version and cannot be undone.">
+    <p>Each buyer (not revoked, not a test, not unsubscribed) gets one email with a fresh link to version ${active.version} and a one-click
+      unsubscribe, a few per second; the progress shows below. A version is announced once.</p>
+    <button type="submit" class="primary">Notify ${buyers(v.wouldEmail)} of version ${active.version}</button>
+    ${statusLine()}
+  </form>`;
+}
+
+function noticeRows(v: VersionNotices): SafeHtml | SafeHtml[] {
+  if (v.notifications.length === 0) return emptyRow(8, 'No buyer was notified of a version yet.');
+  return v.notifications.map((n) => {
+    const max = Math.max(n.total, 1);
+    const value = n.status === 'done' ? max : Math.min(n.sent + n.failed, max);
+    return html`<tr data-notification-id="${n.notificationId}" data-status="${n.status}">
+      <td>${n.version}</td>
+      <td>${badge(n.status === 'done' ? 'success' : 'pending', n.status)}</td>
+      <td class="num" data-testid="notice-sent">${COUNT.format(n.sent)}</td>
+      <td class="num">${COUNT.format(n.failed)}</td>
+      <td class="num" data-testid="notice-left">${COUNT.format(n.left)}</td>
+      <td><progress max="${max}" value="${value}" aria-label="Version ${n.version}: ${COUNT.format(n.sent + n.failed)} of ${COUNT.format(n.total)} emailed">${Math.round((value / max) * 100)} %</progress></td>
+      <td>${when(n.startedAt)}</td>
+      <td>${n.completedAt === null ? html`<span class="muted">running</span>` : when(n.completedAt)}</td></tr>`;
+  });
+}
+
+/**
+ * The "Version notices" section, also served alone (GET /products/:id/notices): while a notice is
+ * being sent it fetches itself again every 2 s (htmx) and swaps itself; once none runs, the copy
+ * it swaps in has no trigger, so the polling stops.
+ */
+export function versionNoticesSection(ctx: PageContext, l: ProductListing, v: VersionNotices): SafeHtml {
+  const running = v.notifications.some((n) => n.status === 'running');
+  return html`<section class="panel" id="version-notices" aria-labelledby="notices-heading"${running
+    ? html` hx-get="/products/${l.product.id}/notices" hx-trigger="every 2s" hx-swap="outerHTML"`
+    : ''}>
+  <h2 id="notices-heading">Version notices</h2>
+  ${notifyControl(ctx, l, v)}
+  <div class="table-wrap"><table data-testid="notices">
+    <caption class="visually-hidden">Version notices, newest first</caption>
+    <thead><tr><th scope="col">Version</th><th scope="col">Status</th><th scope="col" class="num">Sent</th><th scope="col" class="num">Failed</th>
+      <th scope="col" class="num">Left</th><th scope="col">Progress</th><th scope="col">Started</th><th scope="col">Completed</th></tr></thead>
+    <tbody>${noticeRows(v)}</tbody>
+  </table></div>
+</section>`;
+}
+
+export function productPage(ctx: PageContext, l: ProductListing, versions: VersionJson[], notices: VersionNotices, done?: string): string {
   const p = l.product;
   const why = whyNotLive(l);
   return page(ctx, {
@@ -147,6 +229,8 @@ ${done && DONE[done] ? notice(DONE[done]) : ''}
     ${statusLine()}
   </form>
 </section>
+
+${versionNoticesSection(ctx, l, notices)}
 
 <section class="panel" aria-labelledby="details-heading">
   <h2 id="details-heading">Details</h2>

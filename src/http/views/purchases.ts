@@ -7,6 +7,7 @@ import { badge, emptyRow, when } from './components';
 import { html, type SafeHtml } from '../../templating/html';
 import { csrfField, page, type PageContext } from './layout';
 import { saleForm } from './sale-form';
+import { unmatchedHref } from './unmatched';
 
 const RECEIPT_LABEL: Record<PurchaseRow['receiptStatus'], string> = {
   pending: 'pending', sent: 'sent', failed: 'failed', skipped: 'not emailed',
@@ -38,15 +39,23 @@ export function purchaseList(ctx: PageContext, rows: PurchaseRow[], q: string, l
 </div>`;
 }
 
-function unmatchedPanel(unmatched: UnmatchedSkusJson): SafeHtml {
+/** The unmatched-SKU counter: each SKU links to its page (held sales; map and deliver for owners and admins). */
+export function unmatchedPanel(ctx: PageContext, unmatched: UnmatchedSkusJson): SafeHtml {
   return html`<section class="panel" id="unmatched" aria-labelledby="unmatched-heading">
   <h2 id="unmatched-heading">Unmatched SKUs: <span data-testid="unmatched-total">${unmatched.total}</span></h2>
   ${unmatched.total === 0 ? html`<p class="muted">Every SKU your platforms sent maps to a product.</p>` : html`
-  <p>Order lines whose SKU maps to no product. Add the SKU to a product (Products, Extra SKUs), then record the sale
-    by hand from the <a href="/webhooks-log?status=Error">Webhook log</a> or have the platform resend it.</p>
+  <p>Order lines whose SKU maps to no product are held back. ${ctx.isAdmin
+    ? 'Open an SKU to map it to a product and deliver the sales it held.'
+    : 'Open an SKU to see the sales it held; an owner or admin can map it to a product and deliver them.'}
+    Lines that carried no SKU are recorded by hand from the <a href="/webhooks-log?status=Error">Webhook log</a>.</p>
   <div class="table-wrap"><table>
-    <thead><tr><th scope="col">Platform</th><th scope="col">SKU</th><th scope="col" class="num">Lines</th><th scope="col">Last seen</th></tr></thead>
-    <tbody>${unmatched.skus.map((s) => html`<tr><td>${s.platform}</td><td><code>${s.sku || '(none)'}</code></td><td class="num">${s.count}</td><td>${when(s.lastSeenAt)}</td></tr>`)}</tbody>
+    <thead><tr><th scope="col">Platform</th><th scope="col">SKU</th><th scope="col" class="num">Lines</th><th scope="col">Last seen</th>
+      <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <tbody>${unmatched.skus.map((s) => html`<tr data-sku="${s.sku}">
+      <td>${s.platform}</td><td><code>${s.sku || '(none)'}</code></td><td class="num">${s.count}</td><td>${when(s.lastSeenAt)}</td>
+      <td>${s.sku.trim() === ''
+        ? html`<span class="small muted">record by hand</span>`
+        : html`<a href="${unmatchedHref(s.sku)}">${ctx.isAdmin ? 'Map and deliver' : 'Held sales'}<span class="visually-hidden"> of SKU ${s.sku}</span></a>`}</td></tr>`)}</tbody>
   </table></div>`}
 </section>`;
 }
@@ -65,7 +74,7 @@ export function purchasesPage(ctx: PageContext, v: PurchasesView): string {
     title: 'Purchases',
     nav: 'purchases',
     body: html`
-${unmatchedPanel(v.unmatched)}
+${unmatchedPanel(ctx, v.unmatched)}
 <section class="panel" aria-labelledby="manual-heading">
   <h2 id="manual-heading">Create Manual Purchase</h2>
   ${v.liveProducts.length === 0

@@ -1,13 +1,16 @@
 import { safeNext } from '../../../src/http/routes/dashboard/guard';
 import { html, raw } from '../../../src/templating/html';
 import { dailyChart } from '../../../src/http/views/overview';
-import { isLive, whyNotLive } from '../../../src/http/views/products';
+import { isLive, versionNoticesSection, whyNotLive, type VersionNotices } from '../../../src/http/views/products';
 import { grantableRoles, mayChangeRoleOf } from '../../../src/services/team';
 import type { ProductListing } from '../../../src/services/products';
 import { badge } from '../../../src/http/views/components';
 import type { PageContext } from '../../../src/http/views/layout';
 import { ACCESS_ROWS, purchaseDetailPage } from '../../../src/http/views/purchase-detail';
-import { purchaseList } from '../../../src/http/views/purchases';
+import { purchaseList, unmatchedPanel } from '../../../src/http/views/purchases';
+import { unmatchedHref, unmatchedPage } from '../../../src/http/views/unmatched';
+import type { HeldSale, HeldSales } from '../../../src/services/unmatched-replay';
+import type { NotificationProgress } from '../../../src/services/version-notifications';
 import { webhookLogPage, type LogEntry } from '../../../src/http/views/webhook-log';
 import type { PurchaseRow } from '../../../src/purchases/purchase-rows';
 import type { EvidenceRecord } from '../../../src/domain/evidence';
@@ -270,5 +273,168 @@ describe('the webhook log', () => {
     expect(markup).toContain('partial refund, access kept');
     expect(markup).toContain(`href="/purchases/${PURCHASE_ID}"`);
     expect(markup).toContain('data-kind="refund"');
+  });
+});
+
+/** An SKU a platform sent with markup, quotes, an ampersand, a slash, a percent sign and a question mark. */
+const NASTY_SKU = `<b>DK</b> & "x"/'y' 100%?`;
+const NASTY_ESCAPED = '&lt;b&gt;DK&lt;/b&gt; &amp; &quot;x&quot;/&#39;y&#39; 100%?';
+const NASTY_ENCODED = encodeURIComponent(NASTY_SKU).replace(/'/g, '&#39;');
+
+function listing(id: string, name: string, live = true): ProductListing {
+  return {
+    product: {
+      id, orgId: 'o', name, slug: name.toLowerCase().replace(/\W+/g, '-'), description: '', status: live ? 'published' : 'draft',
+      activeVersionId: 'v2', skus: [], downloadLimit: null, createdAt: '', updatedAt: '',
+    },
+    activeVersion: { id: 'v2', productId: id, version: '2.0.0', status: 'ready' },
+  };
+}
+
+describe('the unmatched-SKU panel', () => {
+  const unmatched = {
+    total: 3,
+    skus: [
+      { platform: 'storefront-a' as const, sku: NASTY_SKU, count: 2, lastSeenAt: '2026-11-26T10:00:00.000Z' },
+      { platform: 'cart-e' as const, sku: '', count: 1, lastSeenAt: '2026-11-26T09:00:00.000Z' },
+    ],
+  };
+
+  test('escapes the SKU, links its page with the SKU URL-encoded, and offers no link for a line without one', () => {
+    const markup = unmatchedPanel(contextOf('admin'), unmatched).value;
+    expect(markup).not.toContain('<b>DK</b>');
+    expect(markup).toContain(`<code>${NASTY_ESCAPED}</code>`);
+    expect(markup).toContain(`href="/unmatched?sku=${NASTY_ENCODED}"`);
+    expect(unmatchedHref(NASTY_SKU)).toBe(`/unmatched?sku=${encodeURIComponent(NASTY_SKU)}`);
+    expect(markup.match(/Map and deliver/g)).toHaveLength(1);
+    expect(markup).toContain('<code>(none)</code>');
+    expect(markup).toContain('record by hand');
+    expect(markup).toContain('<span data-testid="unmatched-total">3</span>');
+  });
+
+  test('members get a link to the held sales instead; nothing held says so', () => {
+    const member = unmatchedPanel(contextOf('member'), unmatched).value;
+    expect(member).not.toContain('Map and deliver');
+    expect(member).toContain('Held sales<span class="visually-hidden"> of SKU');
+    const empty = unmatchedPanel(contextOf('admin'), { total: 0, skus: [] }).value;
+    expect(empty).toContain('Every SKU your platforms sent maps to a product.');
+    expect(empty).not.toContain('<table');
+  });
+});
+
+describe('the page of an unmatched SKU', () => {
+  const sale = (overrides: Partial<HeldSale> = {}): HeldSale => ({
+    itemId: 'i1', deliveryId: 'd1', platform: 'storefront-a', externalOrderId: '5901', sku: NASTY_SKU,
+    receivedAt: '2026-11-26T10:00:00.000Z', customerEmail: 'ada@example.com', amount: '29.00', currency: 'USD', deliverable: true, ...overrides,
+  });
+  const held = (overrides: Partial<HeldSales> = {}): HeldSales => ({
+    sku: NASTY_SKU, productId: null,
+    sales: [sale(), sale({ itemId: 'i2', platform: 'cart-e', externalOrderId: HOSTILE, customerEmail: HOSTILE, sku: NASTY_SKU.toUpperCase() }),
+      sale({ itemId: 'i3', deliverable: false, customerEmail: null, amount: null, currency: null })],
+    ...overrides,
+  });
+  const products = [listing('p1', 'Design Kit'), listing('p2', 'Draft <Thing>', false)];
+
+  test('escapes the SKU and what the platform sent, and URL-encodes the SKU in the API actions', () => {
+    const markup = unmatchedPage(contextOf('admin'), { held: held(), products });
+    expect(markup).not.toContain('<b>DK</b>');
+    expect(markup).not.toContain(HOSTILE);
+    expect(markup).toContain(`<code data-testid="sku">${NASTY_ESCAPED}</code>`);
+    expect(markup).toContain(`action="/api/unmatched-skus/${NASTY_ENCODED}/map"`);
+    expect(markup).toContain('Draft &lt;Thing&gt; (draft-thing-), not live');
+    expect(markup.split(ESCAPED).length - 1).toBe(2);
+    expect(markup).toContain('sent as <code>&lt;B&gt;DK&lt;/B&gt;');
+  });
+
+  test('unmapped: the map form offers the products (productId, required) and there is nothing to deliver yet', () => {
+    const markup = unmatchedPage(contextOf('owner'), { held: held(), products });
+    expect(markup).toMatch(/<select id="map-product" name="productId" required>\s*<option value="">Choose a product…<\/option>\s*<option value="p1">Design Kit \(design-kit\)<\/option>/);
+    expect(markup).not.toContain('/deliver"');
+    expect(markup).toContain('<span data-testid="held-count">3</span>');
+    expect(markup.match(/badge-success">deliverable/g)).toHaveLength(2);
+    expect(markup.match(/record by hand/g)).toHaveLength(1);
+    expect(markup).toContain('1 sale was recorded before sales were kept');
+  });
+
+  test('mapped to a live product: "Deliver these" with the deliverable count and the answer in its message', () => {
+    const markup = unmatchedPage(contextOf('admin'), { held: held({ productId: 'p1' }), products });
+    expect(markup).toContain('Maps to <a href="/products/p1">Design Kit</a>');
+    expect(markup).not.toContain('name="productId"');
+    expect(markup).toContain(`action="/api/unmatched-skus/${NASTY_ENCODED}/deliver"`);
+    expect(markup).toContain('data-done="{delivering} {delivering:sale is|sales are} being delivered. Reloading…"');
+    expect(markup).toContain('Deliver these (2)');
+    expect(markup).toContain('receipt');
+  });
+
+  test('mapped to a product that is not live: no deliver button, and why', () => {
+    const markup = unmatchedPage(contextOf('admin'), { held: held({ productId: 'p2' }), products });
+    expect(markup).not.toContain('/deliver"');
+    expect(markup).toContain('The product is not live');
+  });
+
+  test('members see the held sales without forms; nothing held says so', () => {
+    const member = unmatchedPage(contextOf('member'), { held: held({ productId: 'p1' }), products });
+    expect(member).not.toContain('data-json');
+    expect(member).not.toContain('<select');
+    const unmapped = unmatchedPage(contextOf('member'), { held: held(), products });
+    expect(unmapped).toContain('An owner or admin can map it to one.');
+    expect(unmapped).not.toContain('data-json');
+    const empty = unmatchedPage(contextOf('admin'), { held: held({ productId: 'p1', sales: [] }), products });
+    expect(empty).toContain('No sale is held back by this SKU now.');
+    expect(empty).toContain('<span data-testid="held-count">0</span>');
+    expect(empty).not.toContain('/deliver"');
+  });
+});
+
+describe('the version notices of a product', () => {
+  const progress = (overrides: Partial<NotificationProgress> = {}): NotificationProgress => ({
+    notificationId: 'n1', productId: 'p1', versionId: 'v1', version: '1.0.0', status: 'done', total: 3, sent: 2, failed: 1, left: 0,
+    startedAt: '2026-11-20T10:00:00.000Z', completedAt: '2026-11-20T10:00:05.000Z', workflowId: 'notify/v1', ...overrides,
+  });
+  const render = (role: Role, v: Omit<VersionNotices, 'activeIsNewer'> & { activeIsNewer?: boolean }, l = listing('p1', 'Ebook <Pro>')) =>
+    versionNoticesSection(contextOf(role), l, { activeIsNewer: true, ...v }).value;
+
+  test('the active version not announced yet: admins get the button with the count and a confirmation; members only the count', () => {
+    const admin = render('admin', { wouldEmail: 2500, notifications: [progress()] });
+    expect(admin).toContain('action="/api/products/p1/versions/v2/notify"');
+    expect(admin).toContain('Notify 2,500 buyers of version 2.0.0</button>');
+    expect(admin).toMatch(/data-confirm="Email 2,500 buyers that version 2\.0\.0 of Ebook &lt;Pro&gt; is out/);
+    expect(admin).not.toContain('hx-trigger');
+    const member = render('member', { wouldEmail: 1, notifications: [] });
+    expect(member).not.toContain('data-json');
+    expect(member).toContain('would email 1 buyer. An owner or admin can send it.');
+    expect(member).toContain('No buyer was notified of a version yet.');
+  });
+
+  test('a running notice: no button, its progress, and the section polls itself every 2 s', () => {
+    const markup = render('owner', {
+      wouldEmail: 10, notifications: [progress({ versionId: 'v2', version: '2.0.0', status: 'running', total: 10, sent: 3, failed: 1, left: 6, completedAt: null }), progress()],
+    });
+    expect(markup).not.toContain('/notify"');
+    expect(markup).toContain('Buyers were notified of this version (2.0.0): 4 of 10 so far.');
+    expect(markup).toMatch(/<section class="panel" id="version-notices"[^>]* hx-get="\/products\/p1\/notices" hx-trigger="every 2s" hx-swap="outerHTML">/);
+    expect(markup).toContain('<progress max="10" value="4"');
+    expect(markup).toContain('<td class="num" data-testid="notice-left">6</td>');
+    expect(markup.match(/data-status="running"/g)).toHaveLength(1);
+    expect(markup.match(/data-status="done"/g)).toHaveLength(1);
+  });
+
+  test('a product\'s first version is nothing new: no button until a newer one is active', () => {
+    const first = render('admin', { wouldEmail: 4, activeIsNewer: false, notifications: [] });
+    expect(first).not.toContain('data-json');
+    expect(first).toContain('Version 2.0.0 is the first: once a newer version is active');
+  });
+
+  test('once done it stops polling; nobody to email and no ready active version say so', () => {
+    const done = render('admin', { wouldEmail: 5, notifications: [progress({ versionId: 'v2', version: '2.0.0', total: 0, sent: 0, failed: 0 })] });
+    expect(done).not.toContain('hx-trigger');
+    expect(done).toContain('<progress max="1" value="1"');
+    expect(done).toContain('Buyers were notified of this version (2.0.0): 0 emailed.');
+    expect(render('admin', { wouldEmail: 0, notifications: [] })).toContain('No buyer to notify of version 2.0.0');
+    const noVersion = listing('p1', 'Ebook');
+    noVersion.activeVersion = null;
+    const none = render('admin', { wouldEmail: 3, notifications: [] }, noVersion);
+    expect(none).toContain('Make a ready version active to notify buyers of it.');
+    expect(none).not.toContain('data-json');
   });
 });

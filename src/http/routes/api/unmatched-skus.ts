@@ -7,7 +7,12 @@ import {
 import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 
-const Params = z.object({ sku: boundedText(FIELD_LIMITS.sku).describe('the SKU as sent (matched case-insensitively after trimming)') });
+const Params = z.object({
+  sku: boundedText(FIELD_LIMITS.sku)
+    // PostgreSQL text cannot hold NUL, and no recorded SKU contains one (the front door refuses them).
+    .refine((sku) => !sku.includes('\u0000'), 'a SKU cannot contain NUL characters')
+    .describe('the SKU as sent, URL-encoded (matched case-insensitively after trimming)'),
+});
 
 /** Map-and-replay (decisions §12): the sales an unknown SKU held back, mapping it, delivering them. */
 export function unmatchedSkuRoutes(deps: AppDeps): FastifyPluginAsyncZod {

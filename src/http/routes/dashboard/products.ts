@@ -1,19 +1,30 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PRODUCT_STATUSES } from '../../../domain/statuses';
-import { createProduct, DownloadLimitInput, getProduct, listProducts, updateProduct } from '../../../services/products';
-import { listVersions } from '../../../services/versions';
+import { createProduct, DownloadLimitInput, getProduct, listProducts, updateProduct, type ProductListing } from '../../../services/products';
+import { eligibleBuyers, productNotifications } from '../../../services/version-notifications';
+import { listVersions, type VersionJson } from '../../../services/versions';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
-import { productPage, productsPage } from '../../views/products';
+import { productPage, productsPage, versionNoticesSection, type VersionNotices } from '../../views/products';
 import { pageContextOf } from './guard';
-import { sendPage, seeOther } from './replies';
+import { sendFragment, sendPage, seeOther } from './replies';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
 const formConfig = { dashboard: 'member', errorFormat: 'html-fragment' } as const;
 const Params = z.object({ productId: boundedText(FIELD_LIMITS.id) });
+
+/** Who a notice of the active version would email, whether that version is new, and the notices sent (decisions §12). */
+async function noticesOf(em: EntityManager, orgId: string, listing: ProductListing, versions: VersionJson[]): Promise<VersionNotices> {
+  const productId = listing.product.id;
+  const [wouldEmail, notifications] = await Promise.all([eligibleBuyers(em, orgId, productId), productNotifications(em, orgId, productId)]);
+  const activeAt = versions.find((v) => v.id === listing.activeVersion?.id)?.createdAt;
+  const activeIsNewer = activeAt !== undefined && versions.some((v) => v.id !== listing.activeVersion?.id && v.createdAt < activeAt);
+  return { wouldEmail, activeIsNewer, notifications };
+}
 
 /** The SKU textarea: one per line or comma-separated; blanks ignored. */
 const skuList = (text: string | undefined): string[] =>
@@ -30,8 +41,9 @@ const ProductForm = z.object({
 });
 
 /**
- * Products and their versions. Writes go through the same services as /api/products; uploads go
- * from the browser straight to POST /api/products/{id}/versions (streamed, with a progress bar).
+ * Products, their versions and the notices of a new version. Writes go through the same services as
+ * /api/products; uploads go from the browser straight to POST /api/products/{id}/versions (streamed,
+ * with a progress bar), and "notify buyers" to POST /api/products/{id}/versions/{versionId}/notify.
  */
 export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/products', { config: pageConfig, schema: { hide: true } }, async (request, reply) => {
@@ -57,7 +69,19 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     const { orgId } = principalOf(request);
     const listing = await getProduct(em, orgId, request.params.productId);
     const versions = await listVersions(em, orgId, listing.product.id);
-    return sendPage(reply, productPage(pageContextOf(request), listing, versions, request.query.done));
+    const notices = await noticesOf(em, orgId, listing, versions);
+    return sendPage(reply, productPage(pageContextOf(request), listing, versions, notices, request.query.done));
+  });
+
+  // The "Version notices" section alone: the page polls it (htmx) while a notice is being sent.
+  app.get('/products/:productId/notices', {
+    config: formConfig, schema: { hide: true, params: Params },
+  }, async (request, reply) => {
+    const em = request.em;
+    const { orgId } = principalOf(request);
+    const listing = await getProduct(em, orgId, request.params.productId);
+    const notices = await noticesOf(em, orgId, listing, await listVersions(em, orgId, listing.product.id));
+    return sendFragment(reply, versionNoticesSection(pageContextOf(request), listing, notices));
   });
 
   app.post('/products/:productId', {

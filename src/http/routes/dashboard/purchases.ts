@@ -6,6 +6,7 @@ import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-rows
 import { searchCustomers } from '../../../services/customer-search';
 import { listProducts } from '../../../services/products';
 import { purchaseDetail } from '../../../services/purchase-detail';
+import { assertSkuSeen, heldSales } from '../../../services/unmatched-replay';
 import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
 import { requestFreshLinks } from '../customer/fresh-links';
@@ -15,6 +16,7 @@ import { notice } from '../../views/layout';
 import { isLive } from '../../views/products';
 import { purchaseDetailPage } from '../../views/purchase-detail';
 import { customersPage, purchasesPage } from '../../views/purchases';
+import { unmatchedPage } from '../../views/unmatched';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage } from './replies';
@@ -26,10 +28,13 @@ const LIST_LIMIT = 200;
 const CUSTOMER_CHOICES = 500;
 
 const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
+/** An SKU as a platform sent it; PostgreSQL text holds no NUL, so no sale ever carried one. */
+const SkuQuery = boundedText(FIELD_LIMITS.sku).refine((sku) => !sku.includes('\u0000'), 'an SKU has no NUL character');
 const Search = z.object({ q: boundedText(FIELD_LIMITS.search).default('') });
 
 /**
- * Purchases (search, the unmatched-SKU counter, Create Manual Purchase, resend link, one purchase's page) and Customers.
+ * Purchases (search, the unmatched-SKU counter and a page per unmatched SKU, Create Manual Purchase, resend link, one
+ * purchase's page) and Customers.
  * A manual purchase is posted by the browser to POST /api/purchases, like any API client's.
  */
 export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
@@ -55,6 +60,18 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const detail = await purchaseDetail(request.em, principalOf(request).orgId, request.params.purchaseId, deps.clock());
       return sendPage(reply, purchaseDetailPage(pageContextOf(request), detail));
+    });
+
+    // One unknown SKU (decisions §12): the sales it held back; owners and admins map it and deliver them
+    // through the API. The SKU is in the query string, so any character of it survives the trip.
+    app.get('/unmatched', {
+      config: pageConfig, schema: { hide: true, querystring: z.object({ sku: SkuQuery }) },
+    }, async (request, reply) => {
+      const em = request.em;
+      const { orgId } = principalOf(request);
+      await assertSkuSeen(em, orgId, request.query.sku);
+      const [held, products] = await Promise.all([heldSales(em, orgId, request.query.sku), listProducts(em, orgId)]);
+      return sendPage(reply, unmatchedPage(pageContextOf(request), { held, products }));
     });
 
     app.post('/purchases/:purchaseId/resend', {
