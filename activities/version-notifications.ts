@@ -2,11 +2,13 @@ import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
 import { lifetimeWords } from '../src/domain/download-links';
 import { updateNoticeMail } from '../src/mail/templates';
 import { issueDownloadLink } from '../src/services/download-links';
-import { hitRateLimit } from '../src/services/rate-limits';
 import {
-  finishNotification, nextNoticeRecipients, noticeContext, noticeKeyPrefix, prepareNotice,
+  finishNotification, giveUpNotices, nextNoticeRecipients, noticeContext, noticeKeyPrefix, prepareNotice,
 } from '../src/services/version-notifications';
 import type { ActivityDeps } from './deps';
+
+/** Notices of one batch in flight at once (never more than the rate allows in a second). */
+const NOTICE_SENDERS = 5;
 import { createSendOnce } from './send-once';
 
 export function versionNotificationActivities({ orm, mailer, config }: ActivityDeps) {
@@ -14,16 +16,48 @@ export function versionNotificationActivities({ orm, mailer, config }: ActivityD
   const host = new URL(config.downloadLinks.siteUrl).hostname;
 
   /**
-   * Waits for one of the organisation's notices of the current second (UPDATE_NOTICE_RATE): the
-   * shared counter bounds the rate across every batch and worker sending for that organisation.
+   * Waits for this notice's turn (UPDATE_NOTICE_RATE): the organisation's notices are spaced
+   * 1/rate s apart, each reserving the next free slot in one shared row (`rate_limit_counter`, its
+   * `reset_at` the slot after the last one reserved, by the database's clock), so no second ever
+   * holds more than the rate, whichever batch or worker sends. (A fixed window per second let up to
+   * twice the rate through across a window's edge: a slow end of one window, a burst at the start
+   * of the next.) A long wait heartbeats, so it is not taken for a lost worker.
    */
   async function paced(orgId: string): Promise<void> {
-    for (;;) {
-      const now = new Date();
-      const verdict = await hitRateLimit(orm.em.fork(), `update-notices:${orgId}`, config.updateNoticeRate, 1000, now);
-      if (verdict.allowed) return;
-      await sleep(Math.max(1, verdict.resetAt.getTime() - now.getTime()));
+    const spacingMs = 1000 / config.updateNoticeRate;
+    const [slot] = await orm.em.fork().execute<Array<{ wait_ms: string }>>(
+      `insert into rate_limit_counter as r (key, count, reset_at) values (?, 1, clock_timestamp() + ? * interval '1 millisecond')
+       on conflict (key) do update set count = 1, reset_at = greatest(r.reset_at, clock_timestamp()) + ? * interval '1 millisecond'
+       returning (extract(epoch from r.reset_at - clock_timestamp()) * 1000 - ?)::float8 as wait_ms`,
+      [`update-notices:${orgId}`, spacingMs, spacingMs, spacingMs],
+    );
+    const until = Date.now() + Number(slot.wait_ms);
+    for (let left = until - Date.now(); left > 0; left = until - Date.now()) {
+      Context.current().heartbeat();
+      await sleep(Math.min(left, 5_000));
     }
+  }
+
+  /** One notice: read at send time (a purchase revoked or a customer unsubscribed since gets nothing), paced, sent once. */
+  async function sendNotice(notificationId: string, purchaseId: string): Promise<void> {
+    const context = await noticeContext(orm.em.fork(), notificationId, purchaseId);
+    if (!context) return;
+    await paced(context.orgId);
+    await sendOnce(`${noticeKeyPrefix(context.versionId)}${purchaseId}`, 'update', context.orgId, [context.email], async (em) => {
+      const token = await prepareNotice(em, purchaseId, context);
+      const link = await issueDownloadLink(em, purchaseId, config.downloadLinks, new Date(), 'update-notice');
+      return updateNoticeMail({
+        orgName: context.orgName,
+        customerName: context.customerName,
+        productName: context.productName,
+        versionLabel: context.versionLabel,
+        link: link.url,
+        expiresAt: link.expiresAt,
+        linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),
+        unsubscribeUrl: `${config.downloadLinks.siteUrl}/unsubscribe/${token}`,
+        messageId: `<update.${context.versionId}.${purchaseId}@${host}>`,
+      });
+    });
   }
 
   return {
@@ -38,39 +72,40 @@ export function versionNotificationActivities({ orm, mailer, config }: ActivityD
 
     /**
      * One notice per purchase, each at most once (the sent-email key per version and purchase):
-     * a retried batch skips what went out. The purchase moves to the new version and its notice
-     * carries a fresh link to it and the customer's unsubscribe link. A notice the mail server
-     * refuses for good is logged failed and the batch goes on.
+     * a retried batch skips what went out. A few senders work side by side, each waiting for its
+     * slot, so the organisation's rate is reached even when one SMTP exchange takes longer than a
+     * slot. A notice the mail server refuses for good is logged failed and the batch goes on; a
+     * temporary failure fails the batch after the others went out, so it is retried.
      */
     async sendUpdateNotices({ notificationId, purchaseIds }: { notificationId: string; purchaseIds: string[] }): Promise<void> {
-      for (const [index, purchaseId] of purchaseIds.entries()) {
-        Context.current().heartbeat(index);
-        // Read at send time: a purchase revoked or a customer unsubscribed since the batch was read gets nothing.
-        const context = await noticeContext(orm.em.fork(), notificationId, purchaseId);
-        if (!context) continue;
-        const key = `${noticeKeyPrefix(context.versionId)}${purchaseId}`;
-        await paced(context.orgId);
-        try {
-          await sendOnce(key, 'update', context.orgId, [context.email], async (em) => {
-            const token = await prepareNotice(em, purchaseId, context);
-            const link = await issueDownloadLink(em, purchaseId, config.downloadLinks, new Date(), 'update-notice');
-            return updateNoticeMail({
-              orgName: context.orgName,
-              customerName: context.customerName,
-              productName: context.productName,
-              versionLabel: context.versionLabel,
-              link: link.url,
-              expiresAt: link.expiresAt,
-              linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),
-              unsubscribeUrl: `${config.downloadLinks.siteUrl}/unsubscribe/${token}`,
-              messageId: `<update.${context.versionId}.${purchaseId}@${host}>`,
-            });
-          });
-        } catch (error) {
-          if (error instanceof ApplicationFailure && error.nonRetryable) continue;
-          throw error;
+      // Heartbeats also while a slow message goes out: a slow send is not a lost worker, whose
+      // batch another worker would start again while this one is still sending.
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), 2_000);
+      const temporary: unknown[] = [];
+      let next = 0;
+      const sender = async () => {
+        while (next < purchaseIds.length) {
+          const purchaseId = purchaseIds[next];
+          next += 1;
+          try {
+            await sendNotice(notificationId, purchaseId);
+          } catch (error) {
+            if (!(error instanceof ApplicationFailure && error.nonRetryable)) temporary.push(error);
+          }
         }
+      };
+      try {
+        await Promise.all(Array.from({ length: Math.min(NOTICE_SENDERS, config.updateNoticeRate) }, sender));
+      } finally {
+        clearInterval(beat);
       }
+      if (temporary.length > 0) throw temporary[0];
+    },
+
+    /** A batch whose temporary failures outlasted its retries: those notices are logged failed. */
+    async giveUpNotices({ notificationId, purchaseIds, reason }: { notificationId: string; purchaseIds: string[]; reason: string }): Promise<void> {
+      await giveUpNotices(orm.em.fork(), notificationId, purchaseIds, reason);
     },
   };
 }

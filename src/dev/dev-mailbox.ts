@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { simpleParser, type AddressObject } from 'mailparser';
+import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { Logger } from './logger';
 
@@ -14,6 +14,11 @@ export interface DevMail {
   subject: string;
   text: string;
   html: string;
+  /**
+   * The raw header fields by lower-case name, unfolded (a name sent more than once keeps the
+   * first): what a mail client sees, e.g. `list-unsubscribe`, before any parsing.
+   */
+  headers: Record<string, string>;
   receivedAt: Date;
 }
 
@@ -50,6 +55,18 @@ export interface DevMailbox {
 }
 
 export const DEFAULT_DEV_MAILBOX_PORT = 2525;
+
+/** `Name: value` lines (possibly folded) → lower-case name → unfolded value. */
+function rawHeaders(lines: HeaderLines): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { key, line } of lines) {
+    const name = key.toLowerCase();
+    if (name in headers) continue;
+    const colon = line.indexOf(':');
+    headers[name] = line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+  }
+  return headers;
+}
 
 function addressText(field: AddressObject | AddressObject[] | undefined): string {
   if (!field) return '';
@@ -103,6 +120,7 @@ export async function startDevMailbox(log: Logger, options: DevMailboxOptions = 
             subject: parsed.subject ?? '',
             text: parsed.text ?? '',
             html: typeof parsed.html === 'string' ? parsed.html : '',
+            headers: rawHeaders(parsed.headerLines),
             receivedAt: new Date(),
           };
           store.unshift(mail);

@@ -31,11 +31,12 @@ export const ORDER_ALERT = emailWithin('1 hour');
 
 /**
  * A batch of update notices: paced by the organisation's rate, so it takes a while; it heartbeats
- * after each email, so a worker that dies is noticed in seconds and the batch resumes elsewhere
- * (notices already sent are skipped).
+ * every 2 s, so a worker that dies is noticed in seconds and the batch resumes elsewhere (notices
+ * already sent are skipped). A relay that keeps deferring is retried for about three minutes; then
+ * the workflow logs those notices failed and goes on.
  */
 export const UPDATE_NOTICES = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 } as const satisfies ActivityOptions;

@@ -121,6 +121,16 @@ export async function nextNoticeRecipients(em: EntityManager, notificationId: st
   return rows.map((r) => r.id);
 }
 
+/** Notices of a batch still `sending` after its retries ran out: logged failed, so progress adds up. */
+export async function giveUpNotices(em: EntityManager, notificationId: string, purchaseIds: string[], reason: string): Promise<void> {
+  await em.execute(
+    `update sent_email set status = 'failed', error = ?
+     where kind = 'update' and status = 'sending' and business_key in (
+       select 'update:' || n.version_id || ':' || p.id from version_notification n, unnest(?::uuid[]) as p(id) where n.id = ?)`,
+    [reason.slice(0, 1000), `{${purchaseIds.join(',')}}`, notificationId],
+  );
+}
+
 export async function finishNotification(em: EntityManager, notificationId: string, now: Date): Promise<void> {
   await em.execute('update version_notification set completed_at = coalesce(completed_at, ?) where id = ?', [now, notificationId]);
 }

@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ProductVersion } from '../../src/db/entities';
 import { createOrm, type Orm } from '../../src/db/orm';
 import { startDevMailbox, type DevMailbox } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
@@ -21,10 +22,13 @@ import { S3Storage, s3ClientOf } from '../../src/storage/s3-storage';
 import { createTestDatabase } from '../helpers/database';
 import { tokenOfLink } from '../helpers/download-links';
 import { createTestBucket, s3StorageEnv, testS3Settings } from '../helpers/s3';
+import { insertPurchases } from '../helpers/bulk-purchases';
 import { eventually, orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
 
 const ROOT = path.resolve(__dirname, '../..');
 const ORDERS = 60;
+/** Buyers of the product whose new version is announced (at the default 10 notices a second). */
+const NOTICE_BUYERS = 2_500;
 /** How long the engine is stopped while orders keep arriving. */
 const ENGINE_STOP_MS = 20_000;
 
@@ -40,7 +44,8 @@ let storage: S3Storage;
 beforeAll(async () => {
   await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   database = await createTestDatabase();
-  mailbox = await startDevMailbox(silentLogger, { port: 0 });
+  // Room for every message of the run (the notification alone sends thousands).
+  mailbox = await startDevMailbox(silentLogger, { port: 0, maxMessages: 10_000 });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-cluster-'));
   const bucket = await createTestBucket();
   storage = new S3Storage(s3ClientOf(testS3Settings()), bucket, 'files');
@@ -186,6 +191,76 @@ test('a download started on one API process is resumed (Range, If-Range) on the 
   }, 10_000, 'the completed transfer');
   expect(completed).toBe(1);
 }, 60_000);
+
+test(`notify ${NOTICE_BUYERS} buyers of a new version at the default 10/s while a worker is SIGKILLed twice: each eligible buyer emailed once`, async () => {
+  const apis = apiUrls();
+  const org = await seedWebhookOrg({ orm, storage }, { platforms: ['cart-e'] });
+  const em = () => orm.em.fork();
+  await insertPurchases(em(), {
+    orgId: org.orgId, productId: org.course.productId, versionId: org.course.versionId, count: NOTICE_BUYERS, customers: NOTICE_BUYERS, tag: 'notify',
+  });
+  // Left out: a revoked purchase, a test purchase, a customer who unsubscribed from update notices.
+  const [revoked, test, unsubscribed] = (await em().execute<Array<{ id: string; email: string }>>(
+    `select p.id, c.email from purchase p join customer c on c.id = p.customer_id where p.product_id = ? order by c.email limit 3`,
+    [org.course.productId],
+  ));
+  await em().execute(`update purchase set revoked_at = now(), revoke_reason = 'refund' where id = ?`, [revoked.id]);
+  await em().execute('update purchase set test = true where id = ?', [test.id]);
+  await em().execute('update customer set update_notices_off_at = now() where email = ? and organisation_id = ?', [unsubscribed.email, org.orgId]);
+  const eligible = NOTICE_BUYERS - 3;
+  const version = em().create(ProductVersion, { product: org.course.productId, version: '2.0.0' });
+  await em().persistAndFlush(version);
+  await em().execute('update product set active_version_id = ? where id = ?', [version.id, org.course.productId]);
+
+  const notify = () => fetch(`${apis[0]}/api/products/${org.course.productId}/versions/${version.id}/notify`, {
+    method: 'POST', headers: { authorization: `Bearer ${org.apiKey}` },
+  });
+  const started = await notify();
+  expect(started.status).toBe(202);
+  expect(await started.json()).toMatchObject({ total: eligible, status: 'running' });
+  const notices = () => mailbox.messages().filter((m) => m.subject.startsWith('New version of Course Basic'));
+
+  // Kill whichever worker slot is there at about a quarter and at about half of the run.
+  for (const share of [0.25, 0.5]) {
+    await eventually(async () => (notices().length >= eligible * share ? true : undefined), 600_000, `${share} of the notices`);
+    const [victim, ...others] = childrenRunning('worker-main.js');
+    process.kill(victim, 'SIGKILL');
+    await restarted('worker-main.js', others, victim);
+  }
+  const progress = await eventually(async () => {
+    const res = await fetch(`${apis[1]}/api/products/${org.course.productId}/notifications`, { headers: { authorization: `Bearer ${org.apiKey}` } });
+    const body = (await res.json()) as { notifications: Array<{ status: string; sent: number; failed: number; left: number }> };
+    return body.notifications[0]?.status === 'done' ? body.notifications[0] : undefined;
+  }, 900_000, 'the notification to finish');
+  expect(progress).toMatchObject({ sent: eligible, failed: 0, left: 0 });
+
+  // One notice per eligible buyer: one Message-ID each (a notice re-sent after a crash between the
+  // mail server's "accepted" and the log's "sent" would carry the same one, and mail systems drop it).
+  const byRecipient = new Map<string, Set<string>>();
+  for (const mail of notices()) {
+    for (const to of mail.to) byRecipient.set(to, (byRecipient.get(to) ?? new Set()).add(mail.messageId ?? ''));
+  }
+  expect(byRecipient.size).toBe(eligible);
+  expect([...byRecipient.values()].filter((ids) => ids.size !== 1)).toEqual([]);
+  for (const left of [revoked, test, unsubscribed]) expect(byRecipient.has(left.email)).toBe(false);
+  const duplicates = notices().length - eligible;
+  expect(duplicates).toBeLessThanOrEqual(2);
+
+  // Asking again sends nothing new.
+  const again = await notify();
+  expect(again.status).toBe(200);
+  await new Promise((r) => setTimeout(r, 2_000));
+  expect(notices().length).toBe(eligible + duplicates);
+
+  // The chain continued as new (every 2000 recipients), so no run's history grew with the list.
+  const ui = /Temporal UI\s+(http:\/\/localhost:\d+)/.exec(output)![1];
+  const runs = await eventually(async () => {
+    const res = await fetch(`${ui}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`WorkflowId="notify/${version.id}"`)}`);
+    const body = (await res.json()) as { executions?: Array<{ status: string }> };
+    return (body.executions?.length ?? 0) >= 2 ? body.executions! : undefined;
+  }, 30_000, 'the runs of the notification chain');
+  expect(runs.map((r) => r.status)).toContain('WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW');
+}, 1_200_000);
 
 test('Ctrl-C stops the whole cluster: no process of it is left', async () => {
   const running = {
