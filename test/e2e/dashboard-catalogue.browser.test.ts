@@ -10,7 +10,7 @@ import { ProductVersion } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 import { addVersionFile, seedPurchase } from '../helpers/download-links';
-import { launchBrowser, listenDashboard, screenshot, signInAs } from '../helpers/browser';
+import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
 import { edit, finalEntry, orderBody, send, seedWebhookOrg, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
 jest.setTimeout(180_000);
@@ -41,13 +41,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  pageErrors = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 40[34]/.test(message.text())) pageErrors.push(message.text());
-  });
+  ({ context, page, pageErrors } = await openDashboardPage(browser));
 });
 afterEach(async () => {
   await context?.close();

@@ -11,7 +11,7 @@ import { Purchase } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 import { seedPurchase, tokenOfLink, type SeededPurchase } from '../helpers/download-links';
-import { launchBrowser, listenDashboard, screenshot, signInAs } from '../helpers/browser';
+import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
@@ -69,13 +69,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
-  page = await context.newPage();
-  pageErrors = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 40[34]/.test(message.text())) pageErrors.push(message.text());
-  });
+  ({ context, page, pageErrors } = await openDashboardPage(browser, { acceptDownloads: true }));
 });
 afterEach(async () => {
   await context?.close();

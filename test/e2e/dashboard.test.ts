@@ -9,7 +9,7 @@ import { createOrganisation } from '../../src/services/organisations';
 import { sha256Hex } from '../../src/security/secrets';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedUser } from '../helpers/seed';
-import { launchBrowser, listenDashboard, screenshot, signInAs } from '../helpers/browser';
+import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
@@ -45,13 +45,7 @@ beforeAll(async () => {
 let pageErrors: string[] = [];
 
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  pageErrors = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 40[34]/.test(message.text())) pageErrors.push(message.text());
-  });
+  ({ context, page, pageErrors } = await openDashboardPage(browser));
 });
 afterEach(async () => {
   await context?.close();

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/http/app';
 import type { Harness } from './harness';
@@ -44,4 +44,21 @@ export async function signInAs(page: Page, base: string, email: string, password
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+}
+
+/**
+ * A fresh context and page at the dashboard tests' size, collecting every script error and every
+ * console error other than an expected 403/404 answer, for the tests to assert there are none.
+ */
+export async function openDashboardPage(
+  browser: Browser, options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 40[34]/.test(message.text())) pageErrors.push(message.text());
+  });
+  return { context, page, pageErrors };
 }
