@@ -83,7 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     // A path parameter may be an SKU as a platform sent it (up to 1000 characters, each up to three
     // percent-encoded bytes: map-and-replay); ids are far shorter and checked by their routes.
-    maxParamLength: 3100,
+    routerOptions: { maxParamLength: 3100 },
     // Errors Fastify raises before routing (bad URL encoding, an over-long path parameter) keep the
     // error contract too, without echoing the path back.
     frameworkErrors: (error, request, reply) =>

@@ -25,6 +25,13 @@ test('an over-long path parameter keeps the {error} contract and does not echo t
   expect(res.body).not.toContain(long);
 });
 
+test('an SKU as long as the front door keeps (1000 characters) still fits in a path: its route answers', async () => {
+  const sku = encodeURIComponent('é'.repeat(1000));
+  const res = await h.app.inject({ method: 'GET', url: `/api/unmatched-skus/${sku}/sales`, headers: auth() });
+  expect(res.statusCode).toBe(404);
+  expect(res.json().error).toMatch(/^no sale was held back by the SKU/);
+});
+
 test('a mistyped page address gets an HTML page for a browser, JSON for everyone else', async () => {
   const page = await h.app.inject({ method: 'GET', url: '/no-such-page', headers: { accept: 'text/html,application/xhtml+xml' } });
   expect(page.statusCode).toBe(404);
