@@ -361,9 +361,10 @@ describe('refused deliveries record nothing', () => {
 
   test('understood events that carry no order → 200, nothing recorded', async () => {
     const before = await counts(org.orgId);
-    const refund = edit(orderBody('cart-e', org.orgId), 'resource_name=sale', 'resource_name=refund');
+    // A refund ping is an event since decisions §9 (test/e2e/refunds-platforms); a cancellation is not.
+    const cancellation = edit(orderBody('cart-e', org.orgId), 'resource_name=sale', 'resource_name=cancellation');
     const otherEvent = edit(orderBody('payments-c', org.orgId), '"type": "checkout.session.completed"', '"type": "checkout.session.expired"');
-    for (const [platform, body] of [['cart-e', refund], ['payments-c', otherEvent]] as Array<[Platform, Buffer]>) {
+    for (const [platform, body] of [['cart-e', cancellation], ['payments-c', otherEvent]] as Array<[Platform, Buffer]>) {
       const res = await deliver(platform, org.orgId, body);
       expect([platform, res.status, res.body]).toEqual([platform, 200, { received: true, deliveryIds: [] }]);
     }
