@@ -1,26 +1,32 @@
-/** Reading a PDF back in tests: pdf-parse (pdf.js) extracts the text a reader would see. */
+/** Reading a PDF back in tests: Mozilla's pdf.js extracts the text a reader would see. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 
-export interface ParsedPdf {
-  numpages: number;
-  text: string;
-  info: Record<string, unknown>;
-}
 export interface TextItem {
   str: string;
   width: number;
   /** [a, b, c, d, x, y] in PDF user space (points). */
   transform: number[];
 }
-export interface PdfPage {
-  getTextContent(): Promise<{ items: TextItem[] }>;
+
+export interface ParsedPdf {
+  numpages: number;
+  text: string;
+  info: Record<string, unknown>;
+  /** Every run of text with its position, for layout checks. */
+  items: TextItem[];
 }
 
-// The library file itself: pdf-parse's index.js runs a self-test (reading a sample PDF that is not
-// shipped) when it believes it is the main module, which is what it concludes under jest.
-export const pdfParse = require('pdf-parse/lib/pdf-parse.js') as (
-  data: Buffer,
-  options?: { pagerender?: (page: PdfPage) => Promise<string> },
-) => Promise<ParsedPdf>;
+/** Parses in a child process (see pdf-text-child.mjs for why). */
+export function parsePdf(pdf: Buffer): Promise<ParsedPdf> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [path.join(__dirname, 'pdf-text-child.mjs')], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`pdf.js could not read the PDF: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout) as ParsedPdf);
+    });
+    child.stdin!.end(pdf);
+  });
+}
 
 /** Extracted text breaks lines where the PDF wraps them: runs of whitespace become one space. */
 export function squash(value: string): string {
@@ -29,5 +35,5 @@ export function squash(value: string): string {
 
 /** The text of every page, whitespace squashed. */
 export async function pdfText(pdf: Buffer): Promise<string> {
-  return squash((await pdfParse(pdf)).text);
+  return squash((await parsePdf(pdf)).text);
 }

@@ -1,28 +1,14 @@
 import type { EvidenceRecord } from '../../../src/domain/evidence';
 import { formatEvidenceTime, renderEvidencePdf } from '../../../src/evidence/evidence-pdf';
-import { pdfParse, squash, type ParsedPdf, type TextItem } from '../../helpers/pdf-text';
+import { parsePdf, squash, type ParsedPdf, type TextItem } from '../../helpers/pdf-text';
 
 const A4_WIDTH = 595.28;
 const MARGIN = 50;
 
 async function extract(record: EvidenceRecord): Promise<{ pdf: Buffer; parsed: ParsedPdf; text: string; items: TextItem[] }> {
   const pdf = await renderEvidencePdf(record);
-  const items: TextItem[] = [];
-  // pdf-parse's own page renderer, plus the positions of the text runs for the layout checks.
-  const parsed = await pdfParse(pdf, {
-    pagerender: async (page) => {
-      const content = await page.getTextContent();
-      items.push(...content.items);
-      let text = '';
-      let lastY: number | undefined;
-      for (const item of content.items) {
-        text += lastY === undefined || lastY === item.transform[5] ? item.str : `\n${item.str}`;
-        lastY = item.transform[5];
-      }
-      return text;
-    },
-  });
-  return { pdf, parsed, text: squash(parsed.text), items };
+  const parsed = await parsePdf(pdf);
+  return { pdf, parsed, text: squash(parsed.text), items: parsed.items };
 }
 
 /** The runs of text that start left of the margin or end right of it: long values must wrap instead. */
