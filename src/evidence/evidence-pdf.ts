@@ -1,4 +1,4 @@
-import PDFDocument from 'pdfkit';
+import type PDFKitDocument from 'pdfkit';
 import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
 
 /**
@@ -33,6 +33,9 @@ interface Column {
 
 export async function renderEvidencePdf(record: EvidenceRecord): Promise<Buffer> {
   const generatedAt = new Date(record.generatedAt);
+  // Loaded on the first PDF asked for: pdfkit and its fonts cost every API process about 24 MB of
+  // memory, and few of them ever draw a PDF.
+  const PDFDocument = (await import('pdfkit')).default as typeof PDFKitDocument;
   const doc = new PDFDocument({
     size: 'A4',
     margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: BOTTOM_MARGIN },
