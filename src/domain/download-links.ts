@@ -29,3 +29,13 @@ export function lifetimeWords(ms: number): string {
 export function downloadLinkUrl(siteUrl: string, token: string): string {
   return `${siteUrl}/d/${encodeURIComponent(token)}`;
 }
+
+/** The purchase's download allowance (decisions §10): `allowed` null = unlimited. */
+export interface DownloadAllowance {
+  allowed: number | null;
+  /** Completed file transfers since the purchase was made or last re-armed. */
+  used: number;
+}
+
+/** Whether no further file transfer may start. */
+export const limitReached = (allowance: DownloadAllowance): boolean => allowance.allowed !== null && allowance.used >= allowance.allowed;

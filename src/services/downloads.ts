@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { downloadLinkExpiry } from '../domain/download-links';
+import { downloadLinkExpiry, type DownloadAllowance } from '../domain/download-links';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { sha256Hex } from '../security/secrets';
@@ -9,15 +9,13 @@ const TOKEN_RE = /^[A-Za-z0-9_-]{16,128}$/;
 
 export type LinkState = 'valid' | 'expired' | 'used';
 
-/** The purchase's download allowance (decisions §10): `allowed` null = unlimited. */
-export interface DownloadAllowance {
-  allowed: number | null;
-  /** Completed file transfers since the purchase was made or last re-armed. */
-  used: number;
-}
+/**
+ * The completed file transfers that count toward a purchase's limit (decisions §10): those since
+ * the purchase, or since its last re-arm. An SQL expression over the purchase aliased `p`.
+ */
+export const COUNTED_TRANSFERS_SQL = `(select count(*) from activity_log_entry a
+  where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity'))`;
 
-/** Whether no further file transfer may start. */
-export const limitReached = (allowance: DownloadAllowance): boolean => allowance.allowed !== null && allowance.used >= allowance.allowed;
 
 /** A download link as the customer pages see it: the token's row with its purchase's context. */
 export interface DownloadLink {
@@ -105,10 +103,7 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
        v.id as version_id, o.name as org_name, pr.name as product_name, v.version as version_label,
        p.revoked_at is not null as revoked, coalesce(p.download_limit, pr.download_limit) as download_limit,
        o.support_email,
-       case when coalesce(p.download_limit, pr.download_limit) is null then 0 else (
-         select count(*) from activity_log_entry a
-         where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity')
-       ) end as downloads_used
+       case when coalesce(p.download_limit, pr.download_limit) is null then 0 else ${COUNTED_TRANSFERS_SQL} end as downloads_used
      from download_token t
      join purchase p on p.id = t.purchase_id
      join organisation o on o.id = p.organisation_id

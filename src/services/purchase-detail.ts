@@ -10,6 +10,7 @@ import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { displayAmount, type PurchaseRow } from '../purchases/purchase-rows';
 import { purchaseEvidence } from './evidence';
+import { COUNTED_TRANSFERS_SQL } from './downloads';
 
 export interface PurchaseAllowance {
   /** The product's limit; null = unlimited. */
@@ -43,8 +44,7 @@ const DETAIL_SQL = `select p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id
     ${isoUtc('p.receipt_sent_at')} as "receiptSentAt", ${isoUtc('p.revoked_at')} as "revokedAt",
     p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit",
     pr.download_limit as "productDownloadLimit", ${isoUtc('p.downloads_counted_from')} as "countedFrom",
-    (select count(*) from activity_log_entry a
-      where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity')) as used
+    ${COUNTED_TRANSFERS_SQL} as used
   from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
   where p.id = ? and p.organisation_id = ?`;
 

@@ -1,6 +1,7 @@
 import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
 import type { RevokeReason } from '../../domain/statuses';
 import type { PurchaseRow } from '../../purchases/purchase-rows';
+import { limitReached } from '../../domain/download-links';
 import type { PurchaseAllowance, PurchaseDetail } from '../../services/purchase-detail';
 import { badge, bytes, emptyRow, statusLine, when } from './components';
 import { html, type SafeHtml } from '../../templating/html';
@@ -85,7 +86,7 @@ function actionsPanel(ctx: PageContext, p: PurchaseRow): SafeHtml {
 }
 
 function allowancePanel(ctx: PageContext, p: PurchaseRow, a: PurchaseAllowance): SafeHtml {
-  const reached = a.effective !== null && a.used >= a.effective;
+  const reached = limitReached({ allowed: a.effective, used: a.used });
   const limitText = a.effective === null ? 'unlimited' : `${transfers(a.effective)} per purchase`;
   const whose = a.override !== null
     ? html`this purchase's own limit; the product's is ${a.product === null ? 'unlimited' : String(a.product)}`

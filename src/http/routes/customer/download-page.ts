@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { lifetimeWords, type DownloadLinkSettings } from '../../../domain/download-links';
-import { findDownloadLink, limitReached, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
+import { lifetimeWords, limitReached, type DownloadLinkSettings } from '../../../domain/download-links';
+import { findDownloadLink, listLinkFiles, openDownloadLink, type DownloadLink } from '../../../services/downloads';
 import { requesterOf } from '../../requester';
 import { accessWithdrawnPage, downloadPage, freshLinkSentPage, limitReachedPage, linkGonePage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
