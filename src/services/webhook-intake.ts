@@ -141,15 +141,21 @@ function isConfigured(secrets: IntegrationSecrets | null): secrets is Integratio
 }
 
 /** Why a verified order cannot be recorded as it is (400), or null when it can. */
+/** The first of `values` too long for `maxLength` or holding NUL (PostgreSQL text cannot), or null. */
+function badText(values: Array<string | null>, maxLength: number): 'too long' | 'NUL' | null {
+  for (const value of values) {
+    if (value === null) continue;
+    if (value.length > maxLength) return 'too long';
+    if (value.includes('\u0000')) return 'NUL';
+  }
+  return null;
+}
+
 function unreadable(order: NormalizedOrder): string | null {
   if (order.externalOrderId.length > MAX_ORDER_ID_LENGTH) return 'order id is too long';
-  const texts = [order.externalOrderId, order.customer.email, order.customer.name, ...order.lines.map((l) => l.sku)];
-  for (const value of texts) {
-    if (value === null) continue;
-    if (value.length > MAX_TEXT_LENGTH) return 'a field of the order is too long';
-    // PostgreSQL text cannot hold NUL.
-    if (value.includes('\u0000')) return 'the order contains NUL characters';
-  }
+  const bad = badText([order.externalOrderId, order.customer.email, order.customer.name, ...order.lines.map((l) => l.sku)], MAX_TEXT_LENGTH);
+  if (bad === 'too long') return 'a field of the order is too long';
+  if (bad === 'NUL') return 'the order contains NUL characters';
   for (const line of order.lines) {
     if (line.amount !== null && line.amount.split('.')[0].length > MAX_AMOUNT_WHOLE_DIGITS) return 'a line amount is out of range';
   }
@@ -176,6 +182,13 @@ async function matchSkus(em: EntityManager, orgId: string, sentSkus: Array<strin
     matches.set(row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version });
   }
   return matches;
+}
+
+/** What a refund or dispute names: its order, or (payments-c) the payment the order was paid with. */
+function orderRefOf(revocation: NormalizedRevocation): Pick<RevocationRequest, 'refKind' | 'orderRef'> {
+  return 'paymentReference' in revocation.order
+    ? { refKind: 'payment', orderRef: revocation.order.paymentReference }
+    : { refKind: 'order', orderRef: revocation.order.externalOrderId };
 }
 
 /** The SKUs a refund names (whole-order and partial refunds name none). */
@@ -271,9 +284,7 @@ function planDeliveries(
 function planRevocations(orgId: string, platform: Platform, revocations: NormalizedRevocation[], matches: Map<string, MatchedProduct>): Plan {
   const plan: Plan = { entries: [], dispatches: [] };
   for (const revocation of revocations) {
-    const [refKind, orderRef] = 'paymentReference' in revocation.order
-      ? ['payment', revocation.order.paymentReference] as const
-      : ['order', revocation.order.externalOrderId] as const;
+    const { refKind, orderRef } = orderRefOf(revocation);
     const entry: NewEntry = { id: randomUUID(), kind: revocation.event, platform, externalOrderId: orderRef, test: false, items: [], workflowIds: [] };
     const { scope } = revocation;
     if (scope.kind === 'none') {
@@ -299,13 +310,10 @@ function planRevocations(orgId: string, platform: Platform, revocations: Normali
 
 /** Why a verified refund or dispute cannot be recorded as it is (400), or null when it can. */
 function unreadableRevocation(revocation: NormalizedRevocation): string | null {
-  const ref = 'paymentReference' in revocation.order ? revocation.order.paymentReference : revocation.order.externalOrderId;
   const skus = revocation.scope.kind === 'lines' ? revocation.scope.skus : [];
-  for (const value of [ref, ...skus]) {
-    if (value === null) continue;
-    if (value.length > MAX_ORDER_ID_LENGTH) return 'an id of the event is too long';
-    if (value.includes('\u0000')) return 'the event contains NUL characters';
-  }
+  const bad = badText([orderRefOf(revocation).orderRef, ...skus], MAX_ORDER_ID_LENGTH);
+  if (bad === 'too long') return 'an id of the event is too long';
+  if (bad === 'NUL') return 'the event contains NUL characters';
   return null;
 }
 
