@@ -33,7 +33,7 @@ import {
 } from '../webhooks/adapter';
 import { adapters } from '../webhooks/registry';
 import { preparedRows } from '../db/sql';
-import { recordEntries, type NewEntry } from './delivery-log';
+import { deliveryWrite, recordDeliveries, type DeliveryWrite, type NewEntry } from './delivery-log';
 import { claimSignedNonce } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
@@ -44,6 +44,11 @@ export interface IntakeDeps {
   clock: () => Date;
   /** Opens the integration secrets, sealed at rest. */
   keyRing: KeyRing;
+  /**
+   * Commits one delivery's rows; concurrent deliveries share a statement and a commit (the front
+   * door's GroupCommit over `recordDeliveries`).
+   */
+  record: (write: DeliveryWrite) => Promise<void>;
   /** Told after each commit that added outbox rows, so they are dispatched at once. */
   onRecorded: () => void;
 }
@@ -65,6 +70,16 @@ interface Candidate {
   orgId: string;
   subscriptionExpiresOn: string | null;
   secrets: IntegrationSecrets | null;
+  /** This organisation's products for the SKUs looked up with it (`skusRead`). */
+  matches: Map<string, MatchedProduct>;
+}
+
+/** A product of a SKU as the candidate query returns it (one JSON array per organisation). */
+interface SkuMatchRow {
+  sku: string;
+  product_id: string;
+  status: ProductStatus;
+  live_version: boolean;
 }
 
 interface CandidateRow {
@@ -74,11 +89,27 @@ interface CandidateRow {
   secret: string | null;
   private_key: string | null;
   account_id: string | null;
+  matches: SkuMatchRow[];
 }
 
+/**
+ * SKU, product and its active version for the SKUs of the first parameter (a JSON array, normalised),
+ * in organisation `o`: one round trip on the request path with the organisation's secrets.
+ */
+const SKU_MATCHES = `coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
+      'live_version', coalesce(v.status = 'ready', false)))
+    from product_sku ps
+    join product p on p.id = ps.product_id
+    left join product_version v on v.id = p.active_version_id
+    where ps.organisation_id = o.id and ps.sku in (select jsonb_array_elements_text(?::jsonb))), '[]'::jsonb)`;
+
 const CANDIDATE_SELECT = `select o.id, o.subscription_expires_on::text as subscription_expires_on,
-  i.id as integration_id, i.secret, i.private_key, i.account_id
+  i.id as integration_id, i.secret, i.private_key, i.account_id, ${SKU_MATCHES} as matches
   from organisation o left join integration i on i.organisation_id = o.id and i.platform = ?`;
+
+function matchesOf(rows: SkuMatchRow[]): Map<string, MatchedProduct> {
+  return new Map(rows.map((row) => [row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version }]));
+}
 
 function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
   const open = (stored: string | null) => (stored === null ? null : openSecret(keyRing, stored));
@@ -86,22 +117,32 @@ function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
     orgId: row.id,
     subscriptionExpiresOn: row.subscription_expires_on,
     secrets: row.integration_id === null ? null : { secret: open(row.secret), privateKey: open(row.private_key), accountId: row.account_id },
+    matches: matchesOf(row.matches),
   };
 }
 
 /**
- * The organisations whose secret may verify this delivery. Per-organisation paths name one; on a
- * shared path the event names it, else the account registered on an integration does. Nothing
- * read here is trusted beyond choosing which secret to check.
+ * The organisations whose secret may verify this delivery, each with its products for `skus`.
+ * Per-organisation paths name one; on a shared path the event names it, else the account registered
+ * on an integration does. Nothing read here is trusted beyond choosing which secret to check.
  */
-async function candidatesFor(em: EntityManager, keyRing: KeyRing, adapter: PlatformAdapter, target: IntakeTarget, request: WebhookRequest): Promise<Candidate[]> {
-  const candidates = (rows: CandidateRow[]) => rows.map((row) => candidateOf(keyRing, row));
+async function candidatesFor(
+  em: EntityManager,
+  keyRing: KeyRing,
+  adapter: PlatformAdapter,
+  target: IntakeTarget,
+  request: WebhookRequest,
+  skus: string[],
+): Promise<Candidate[]> {
+  const read = async (where: string, params: string[]) => (await preparedRows<CandidateRow>(
+    em, `${CANDIDATE_SELECT} ${where}`, [JSON.stringify(skus), platform, ...params],
+  )).map((row) => candidateOf(keyRing, row));
   const { platform } = adapter;
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
-    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [platform, target.orgId]);
-    if (rows.length === 0) throw new NotFoundError('organisation not found');
-    return candidates(rows);
+    const found = await read('where o.id = ?', [target.orgId]);
+    if (found.length === 0) throw new NotFoundError('organisation not found');
+    return found;
   }
 
   let route: SharedRoute;
@@ -113,25 +154,20 @@ async function candidatesFor(em: EntityManager, keyRing: KeyRing, adapter: Platf
     throw error;
   }
   if (route.orgId !== null && isUuid(route.orgId)) {
-    const rows = await preparedRows<CandidateRow>(em, `${CANDIDATE_SELECT} where o.id = ?`, [platform, route.orgId]);
-    if (rows.length > 0) return candidates(rows);
+    const found = await read('where o.id = ?', [route.orgId]);
+    if (found.length > 0) return found;
   }
   if (route.accountId !== null) {
-    const rows = await preparedRows<CandidateRow>(
-      em,
-      `${CANDIDATE_SELECT} where i.account_id = ? order by i.updated_at desc limit 10`,
-      [platform, route.accountId],
-    );
-    if (rows.length > 0) return candidates(rows);
+    const found = await read('where i.account_id = ? order by i.updated_at desc limit 10', [route.accountId]);
+    if (found.length > 0) return found;
   }
   if (route.paymentReference) {
     // A dispute carries none of the session's metadata: the organisations that sold with this payment.
-    const rows = await preparedRows<CandidateRow>(
-      em,
-      `${CANDIDATE_SELECT} where o.id in (select organisation_id from purchase where source = ? and payment_reference = ? limit 10)`,
-      [platform, platform, route.paymentReference],
+    const found = await read(
+      'where o.id in (select organisation_id from purchase where source = ? and payment_reference = ? limit 10)',
+      [platform, route.paymentReference],
     );
-    if (rows.length > 0) return candidates(rows);
+    if (found.length > 0) return found;
   }
   throw new NotFoundError('organisation not found');
 }
@@ -162,26 +198,17 @@ function unreadable(order: NormalizedOrder): string | null {
   return null;
 }
 
-/** SKUs as sent → their products in this organisation (case-insensitive after trim). */
-async function matchSkus(em: EntityManager, orgId: string, sentSkus: Array<string | null>): Promise<Map<string, MatchedProduct>> {
-  const skus = [...new Set(sentSkus.flatMap((sku) => (sku === null ? [] : [normaliseSku(sku)])))];
-  const matches = new Map<string, MatchedProduct>();
-  if (skus.length === 0) return matches;
-  // One round trip on the request path: SKU, product and its active version together (a fixed
-  // text, the SKUs as one JSON parameter, so it is a prepared statement).
-  const rows = await preparedRows<{ sku: string; product_id: string; status: ProductStatus; live_version: boolean }>(
-    em,
-    `select ps.sku, p.id as product_id, p.status, coalesce(v.status = 'ready', false) as live_version
-     from product_sku ps
-     join product p on p.id = ps.product_id
-     left join product_version v on v.id = p.active_version_id
-     where ps.organisation_id = ? and ps.sku in (select jsonb_array_elements_text(?::jsonb))`,
-    [orgId, JSON.stringify(skus)],
+/** SKUs as sent, normalised (case-insensitive after trim), each once. */
+function normalisedSkus(sentSkus: Array<string | null>): string[] {
+  return [...new Set(sentSkus.flatMap((sku) => (sku === null ? [] : [normaliseSku(sku)])))];
+}
+
+/** SKUs → their products in this organisation, for SKUs the candidate query did not look up. */
+async function matchSkus(em: EntityManager, orgId: string, skus: string[]): Promise<Map<string, MatchedProduct>> {
+  const [row] = await preparedRows<{ matches: SkuMatchRow[] }>(
+    em, `select ${SKU_MATCHES} as matches from organisation o where o.id = ?`, [JSON.stringify(skus), orgId],
   );
-  for (const row of rows) {
-    matches.set(row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version });
-  }
-  return matches;
+  return matchesOf(row?.matches ?? []);
 }
 
 /** What a refund or dispute names: its order, or (payments-c) the payment the order was paid with. */
@@ -191,9 +218,35 @@ function orderRefOf(revocation: NormalizedRevocation): Pick<RevocationRequest, '
     : { refKind: 'order', orderRef: revocation.order.externalOrderId };
 }
 
-/** The SKUs a refund names (whole-order and partial refunds name none). */
-function revocationSkus(revocations: NormalizedRevocation[]): Array<string | null> {
-  return revocations.flatMap((r) => (r.scope.kind === 'lines' ? r.scope.skus : []));
+/** The SKUs a delivery names, normalised: its orders' lines, or the lines a refund names (whole-order and partial refunds name none). */
+function skusOf(parsed: ParseResult): string[] {
+  if (parsed.kind === 'orders') return normalisedSkus(parsed.orders.flatMap((o) => o.lines.map((l) => l.sku)));
+  if (parsed.kind === 'revocations') return normalisedSkus(parsed.revocations.flatMap((r) => (r.scope.kind === 'lines' ? r.scope.skus : [])));
+  return [];
+}
+
+/** Most SKUs looked up before the signature is checked: an unsigned request cannot make that read large. */
+const MAX_SKUS_BEFORE_VERIFYING = 50;
+
+type EarlyParse = { ok: true; parsed: ParseResult } | { ok: false; error: unknown };
+
+/**
+ * The body is parsed before its signature is checked, so that its SKUs are looked up with the
+ * organisation's secrets in one round trip. Nothing read is used unless the signature holds, and
+ * an unreadable body is answered only after the signature check, as before.
+ */
+function parseEarly(adapter: PlatformAdapter, request: WebhookRequest): EarlyParse {
+  try {
+    return { ok: true, parsed: adapter.parse(request) };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** The SKUs to look up with the secrets: none when there are many, or any the checks after verification refuse (NUL, length). */
+function skusToLookUp(early: EarlyParse): string[] {
+  const skus = early.ok ? skusOf(early.parsed) : [];
+  return skus.length <= MAX_SKUS_BEFORE_VERIFYING && badText(skus, MAX_TEXT_LENGTH) === null ? skus : [];
 }
 
 interface Plan {
@@ -328,7 +381,9 @@ export async function receiveDelivery(
 ): Promise<string[]> {
   const adapter = adapters[target.platform];
   const em = deps.orm.em.fork();
-  const candidates = await candidatesFor(em, deps.keyRing, adapter, target, request);
+  const early = parseEarly(adapter, request);
+  const lookedUp = skusToLookUp(early);
+  const candidates = await candidatesFor(em, deps.keyRing, adapter, target, request, lookedUp);
   if (adapter.isUnsignedPing?.(request)) return [];
 
   const configured = candidates.filter((c) => isConfigured(c.secrets));
@@ -337,33 +392,30 @@ export async function receiveDelivery(
   const org = configured.find((c) => adapter.verify(request, c.secrets!, now));
   if (!org) throw new UnauthorizedError('invalid or missing signature');
 
-  let parsed: ParseResult;
-  try {
-    parsed = adapter.parse(request);
-  } catch (error) {
-    if (error instanceof WebhookParseError) throw new ValidationError(error.message);
-    throw error;
+  if (!early.ok) {
+    if (early.error instanceof WebhookParseError) throw new ValidationError(early.error.message);
+    throw early.error;
   }
+  const { parsed } = early;
   if (parsed.kind === 'ignored') return [];
   const problems = parsed.kind === 'orders' ? parsed.orders.map(unreadable) : parsed.revocations.map(unreadableRevocation);
   const problem = problems.find((p) => p !== null);
   if (problem) throw new ValidationError(problem);
 
-  let plan: Plan;
-  if (parsed.kind === 'orders') {
-    const matches = await matchSkus(em, org.orgId, parsed.orders.flatMap((o) => o.lines.map((l) => l.sku)));
-    plan = planDeliveries(org, target.platform, parsed.orders, matches, now);
-  } else {
-    const matches = await matchSkus(em, org.orgId, revocationSkus(parsed.revocations));
-    plan = planRevocations(org.orgId, target.platform, parsed.revocations, matches);
-  }
+  const skus = skusOf(parsed);
+  const matches = skus.every((sku) => lookedUp.includes(sku)) ? org.matches : await matchSkus(em, org.orgId, skus);
+  const plan = parsed.kind === 'orders'
+    ? planDeliveries(org, target.platform, parsed.orders, matches, now)
+    : planRevocations(org.orgId, target.platform, parsed.revocations, matches);
+  const write = deliveryWrite(org.orgId, plan.entries, plan.dispatches, now);
   const nonce = adapter.signedNonce?.(request);
   if (nonce === undefined) {
-    await recordEntries(em, org.orgId, plan.entries, plan.dispatches, now);
+    await deps.record(write);
   } else {
+    // The nonce and the delivery commit together, so a replayed request is refused or recorded, never both.
     await em.transactional(async (tx) => {
       await claimSignedNonce(tx, { orgId: org.orgId, platform: target.platform, nonce }, request.rawBody, now);
-      await recordEntries(tx, org.orgId, plan.entries, plan.dispatches, now);
+      await recordDeliveries(tx, [write]);
     });
   }
   if (plan.dispatches.length > 0) deps.onRecorded();

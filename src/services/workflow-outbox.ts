@@ -26,7 +26,7 @@ export interface OutboxBacklog {
 }
 
 /**
- * `insert into workflow_dispatch …` from one JSON parameter (`dispatchRowsJson`): a fixed text that
+ * `insert into workflow_dispatch …` from one JSON parameter (`dispatchRows`): a fixed text that
  * stands alone or ends another statement's data-modifying CTEs, so it commits with it. Due at once
  * by the database's clock, the one every dispatcher compares with (an injected business clock plays
  * no part in when work is done).
@@ -35,18 +35,28 @@ export const DISPATCH_INSERT_SQL = `insert into workflow_dispatch (id, organisat
   select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0, r.trace_parent
   from jsonb_to_recordset(?::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
 
-/** The parameter of DISPATCH_INSERT_SQL; the rows keep the current trace context (when tracing is on). */
-export function dispatchRowsJson(dispatches: NewDispatch[]): string {
+/** A row of DISPATCH_INSERT_SQL's parameter. */
+export interface DispatchRow {
+  id: string;
+  organisation_id: string | null;
+  kind: DispatchKind;
+  workflow_id: string;
+  payload: unknown;
+  trace_parent: string | null;
+}
+
+/** The rows of DISPATCH_INSERT_SQL's parameter; they keep the current trace context (when tracing is on). */
+export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
   const traceParent = currentTraceParent();
-  return JSON.stringify(dispatches.map((d) => ({
+  return dispatches.map((d) => ({
     id: randomUUID(), organisation_id: d.orgId, kind: d.kind, workflow_id: d.workflowId, payload: d.payload, trace_parent: traceParent,
-  })));
+  }));
 }
 
 /** Records dispatches on their own (one statement). */
 export async function enqueueDispatches(em: EntityManager, dispatches: NewDispatch[]): Promise<void> {
   if (dispatches.length === 0) return;
-  await preparedRows(em, DISPATCH_INSERT_SQL, [dispatchRowsJson(dispatches)]);
+  await preparedRows(em, DISPATCH_INSERT_SQL, [JSON.stringify(dispatchRows(dispatches))]);
 }
 
 /**

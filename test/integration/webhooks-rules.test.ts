@@ -12,7 +12,9 @@ import {
   WebhookDelivery,
   WebhookDeliveryItem,
 } from '../../src/db/entities';
+import { randomUUID } from 'node:crypto';
 import { buildApp } from '../../src/http/app';
+import { deliveryWrite, recordDeliveries } from '../../src/services/delivery-log';
 import type { Platform } from '../../src/domain/platforms';
 import type { ProductStatus } from '../../src/domain/statuses';
 import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
@@ -189,6 +191,30 @@ describe('unknown SKUs', () => {
       [org.ebook.productId, 'fulfilled'],
       [extra.productId, 'fulfilled'],
     ]);
+  });
+
+  test('deliveries that arrive together are all recorded, and each unmatched line counts once', async () => {
+    const crowd = Array.from({ length: 40 }, (_, i) => edit(storefront(org.orgId, String(5000 + i)), '"sku": "course-basic"', '"sku": "Crowd-SKU"'));
+    const answers = await Promise.all(crowd.map((body) => deliver('storefront-a', org.orgId, body)));
+    expect(answers.map((a) => a.status)).toEqual(crowd.map(() => 200));
+    const ids = answers.map((a) => a.body.deliveryIds![0]);
+    expect(await h.orm.em.fork().count(WebhookDelivery, { id: { $in: ids } })).toBe(40);
+    const counter = await h.orm.em.fork().findOneOrFail(UnmatchedSku, { organisation: org.orgId, sku: 'Crowd-SKU' });
+    expect(counter.count).toBe(40);
+    await Promise.all(ids.map((id) => settled(h, id)));
+  });
+
+  test('one statement records several requests\' deliveries, their counters of the same SKU added together', async () => {
+    const entry = (orderId: string) => ({
+      id: randomUUID(), kind: 'order' as const, platform: 'storefront-a' as const, externalOrderId: orderId, test: false, workflowIds: [],
+      items: [{ id: randomUUID(), sku: 'Shared-SKU', productId: null, outcome: 'unmatched' as const, reason: 'unknown SKU', workflowId: null }],
+    });
+    const now = new Date();
+    const writes = ['batch-1', 'batch-2', 'batch-3'].map((orderId) => deliveryWrite(org.orgId, [entry(orderId)], [], now));
+    await recordDeliveries(h.orm.em.fork(), writes);
+    const counter = await h.orm.em.fork().findOneOrFail(UnmatchedSku, { organisation: org.orgId, sku: 'Shared-SKU' });
+    expect(counter.count).toBe(3);
+    expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: org.orgId, externalOrderId: { $in: ['batch-1', 'batch-2', 'batch-3'] } })).toBe(3);
   });
 
   test('a line without any SKU is unmatched with reason "no SKU"', async () => {

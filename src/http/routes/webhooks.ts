@@ -9,6 +9,8 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
+import { recordDeliveries, type DeliveryWrite } from '../../services/delivery-log';
+import { GroupCommit } from '../../db/group-commit';
 import type { WebhookRequest } from '../../webhooks/adapter';
 import { ADAPTERS } from '../../webhooks/registry';
 import type { AppDeps } from '../app';
@@ -45,11 +47,24 @@ function webhookRequestOf(request: FastifyRequest): WebhookRequest {
   };
 }
 
+/**
+ * Group commit of the front door: at most this many deliveries in one statement, and this many
+ * statements in flight (each holds one of the pool's connections).
+ */
+const RECORD_MAX_BATCH = 100;
+const RECORD_MAX_CONCURRENT = 2;
+
 export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  const recorder = new GroupCommit<DeliveryWrite>({
+    commit: (writes) => recordDeliveries(deps.orm.em.fork(), writes),
+    maxBatch: RECORD_MAX_BATCH,
+    maxConcurrent: RECORD_MAX_CONCURRENT,
+  });
   const intake = {
     orm: deps.orm,
     clock: deps.clock,
     keyRing: deps.keyRing,
+    record: (write: DeliveryWrite) => recorder.submit(write),
     onRecorded: () => deps.dispatcher.nudge(),
   };
 
