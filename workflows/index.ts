@@ -1,5 +1,5 @@
 /** The workflowsPath of the worker: every workflow type the service runs. */
-export { orderLineFulfilment } from './order-line-fulfilment';
+export { fulfilOrderLine, orderLineFulfilment } from './order-line-fulfilment';
 export { orderAlert } from './order-alert';
 export { freshLinks } from './fresh-links';
 export { purchaseRevocation } from './purchase-revocation';

@@ -21,10 +21,12 @@ import type {
 import { attachDeliveryItem, purchaseRecorded } from './messages';
 
 /**
- * Runs started from 2026-11-26 on take their database steps as local activities (one workflow
- * task instead of three round trips through the engine) and re-send a failed receipt for a
- * delivery that arrives after the failure (decisions §5, amended). Runs started before replay as
- * they were recorded: remote database steps, no re-send rounds.
+ * `orderLineFulfilment` runs started on 2026-11-26 took their database steps as local activities
+ * (one workflow task instead of three round trips through the engine) and re-send a failed receipt
+ * for a delivery that arrives after the failure (decisions §5, amended), behind this patch. Runs
+ * started before replay as they were recorded: remote database steps, no re-send rounds. New runs
+ * are `fulfilOrderLine` (the same steps without the patch: a patch also costs every run a search
+ * attribute upsert, one more visibility write in the engine).
  */
 export const LOCAL_DB_STEPS_PATCH = 'local-db-steps-and-resend-rounds';
 
@@ -63,8 +65,17 @@ const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn b
  * receipt send failed opens the next round: the receipt is sent once more, that item gets the
  * outcome, and those that join it are its duplicates.
  */
+export async function fulfilOrderLine(input: FulfilmentInput): Promise<FulfilmentResult> {
+  return fulfil(input, true);
+}
+
+/** The type of runs started before 2026-11-27 (the dispatcher starts `fulfilOrderLine`): kept so they replay and finish. */
 export async function orderLineFulfilment(input: FulfilmentInput): Promise<FulfilmentResult> {
-  const current = patched(LOCAL_DB_STEPS_PATCH);
+  return fulfil(input, patched(LOCAL_DB_STEPS_PATCH));
+}
+
+/** `current`: local database steps and re-send rounds; false only for runs recorded before them. */
+async function fulfil(input: FulfilmentInput, current: boolean): Promise<FulfilmentResult> {
   const db = current ? localDbSteps : remoteDbSteps;
   /** Each attached item with the round it joined: the run's failed sends when it arrived. */
   const attached: Array<{ itemId: string; round: number }> = [];

@@ -1,7 +1,7 @@
 import type { PurchaseSource } from './platforms';
 import type { ItemOutcome, ReceiptStatus } from './statuses';
 
-/** One sale of one product to fulfil: the input of the `orderLineFulfilment` workflow. */
+/** One sale of one product to fulfil: the input of the `fulfilOrderLine` workflow. */
 export interface FulfilmentInput {
   orgId: string;
   source: PurchaseSource;

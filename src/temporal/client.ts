@@ -17,7 +17,7 @@ import { ServiceUnavailableError } from '../domain/errors';
 import { fulfilmentWorkflowId } from '../domain/ids';
 import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
-import type { freshLinks, orderAlert, orderLineFulfilment, purchaseRevocation, versionNotification } from '../../workflows';
+import type { freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
@@ -99,7 +99,7 @@ export class FulfilmentClient {
         // calls makes the signal fail: the row is retried, and its retry starts a new run.
         const input = { ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs };
         try {
-          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof orderLineFulfilment>('orderLineFulfilment', {
+          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof fulfilOrderLine>('fulfilOrderLine', {
             workflowId,
             taskQueue: this.taskQueue,
             args: [input],
@@ -172,7 +172,7 @@ export class FulfilmentClient {
     const input = { ...request, emailRetryWindowMs: this.emailRetryWindowMs };
     const orderKey = input.externalOrderId ?? `sale-${randomUUID()}`;
     const workflowId = fulfilmentWorkflowId(input.orgId, input.source, orderKey, input.productId);
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof orderLineFulfilment>('orderLineFulfilment', {
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof fulfilOrderLine>('fulfilOrderLine', {
       workflowId,
       taskQueue: this.taskQueue,
       args: [input],
