@@ -20,6 +20,7 @@ import {
   findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, untilNamespace, type RunningTemporalServer,
 } from '../../src/dev/temporal-cluster';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../../src/temporal/worker-process';
 import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
@@ -186,9 +187,15 @@ function lowerPriority(pid: number | undefined): void {
   if (BACKGROUND_NICE !== undefined && pid) os.setPriority(pid, BACKGROUND_NICE);
 }
 
+/** A role's process, started as its npm script starts it (the worker with its memory bounds). */
 function spawnRole(role: string, script: string, env: NodeJS.ProcessEnv): Child {
-  const watched = spawnWatched(process.execPath, [...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)], { cwd: ROOT, env });
-  if (role.startsWith('worker')) lowerPriority(watched.child.pid);
+  const worker = role.startsWith('worker');
+  const watched = spawnWatched(
+    process.execPath,
+    [...(worker ? WORKER_NODE_FLAGS : []), ...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)],
+    { cwd: ROOT, env: worker ? { ...WORKER_PROCESS_ENV, ...env } : env },
+  );
+  if (worker) lowerPriority(watched.child.pid);
   return { ...watched, role, peakRssMb: 0 };
 }
 

@@ -11,6 +11,7 @@ import { loadConfig } from '../config';
 import { createOrm, migrate } from '../db/orm';
 import { runStarter } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../temporal/worker-process';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { startSeaweedFs } from './seaweedfs';
@@ -95,11 +96,11 @@ async function main(): Promise<void> {
       DATA_DIR: config.dataDir,
       ...storageEnv,
     };
-    const launch = (name: string, script: string, env: NodeJS.ProcessEnv, ready: RegExp, url: string) => {
+    const launch = (name: string, script: string, env: NodeJS.ProcessEnv, ready: RegExp, url: string, nodeFlags: readonly string[] = []) => {
       const entry = { name, url, watched: undefined as unknown as WatchedChild };
       children.push(entry);
       const spawnOnce = () => {
-        entry.watched = spawnWatched(process.execPath, [path.join(DIST, script)], { cwd: process.cwd(), env: { ...common, ...env } });
+        entry.watched = spawnWatched(process.execPath, [...nodeFlags, path.join(DIST, script)], { cwd: process.cwd(), env: { ...common, ...env } });
         entry.watched.child.once('exit', (code, signal) => {
           if (stopping) return;
           log.warn(`${name} exited (${signal ?? `code ${code}`}); starting it again in ${RESTART_DELAY_MS / 1000} s`);
@@ -126,7 +127,10 @@ async function main(): Promise<void> {
     });
     for (let i = 0; i < config.cluster.workerProcesses; i += 1) {
       const metrics = `127.0.0.1:${await freePort()}`;
-      waits.push(launch(`worker ${i + 1}`, 'temporal/worker-main.js', { WORKER_METRICS_ADDRESS: metrics }, /worker polling/, `http://${metrics}/metrics`));
+      waits.push(launch(
+        `worker ${i + 1}`, 'temporal/worker-main.js', { ...WORKER_PROCESS_ENV, WORKER_METRICS_ADDRESS: metrics }, /worker polling/, `http://${metrics}/metrics`,
+        WORKER_NODE_FLAGS,
+      ));
     }
     await Promise.all(waits);
     const ui = uiBinary && await startTemporalUi({

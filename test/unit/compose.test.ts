@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../../src/temporal/worker-process';
 
 const root = path.join(__dirname, '..', '..');
 
@@ -90,7 +91,14 @@ describe('docker-compose.yml (production shape)', () => {
       expect(spec?.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
     }
     expect(compose.services.api.command).toEqual(['node', 'dist/src/http/server.js']);
-    expect(compose.services.worker.command).toEqual(['node', 'dist/src/temporal/worker-main.js']);
+    expect(compose.services.worker.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/src/temporal/worker-main.js']);
+  });
+
+  it('starts the worker role with its memory bounds, in compose as with npm run start:worker', () => {
+    expect(env(compose.services.worker)).toMatchObject(WORKER_PROCESS_ENV);
+    const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const envPrefix = Object.entries(WORKER_PROCESS_ENV).map(([name, value]) => `${name}=${value}`).join(' ');
+    expect(scripts['start:worker']).toBe(`${envPrefix} node ${WORKER_NODE_FLAGS.join(' ')} dist/src/temporal/worker-main.js`);
   });
 
   it('wires api and worker to PostgreSQL, Temporal and the mail catcher', () => {
