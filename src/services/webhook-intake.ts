@@ -70,7 +70,7 @@ interface Candidate {
   orgId: string;
   subscriptionExpiresOn: string | null;
   secrets: IntegrationSecrets | null;
-  /** This organisation's products for the SKUs looked up with it (`skusRead`). */
+  /** This organisation's products for the SKUs looked up with its secrets (see `skusToLookUp`). */
   matches: Map<string, MatchedProduct>;
 }
 
@@ -134,10 +134,10 @@ async function candidatesFor(
   request: WebhookRequest,
   skus: string[],
 ): Promise<Candidate[]> {
+  const { platform } = adapter;
   const read = async (where: string, params: string[]) => (await preparedRows<CandidateRow>(
     em, `${CANDIDATE_SELECT} ${where}`, [JSON.stringify(skus), platform, ...params],
   )).map((row) => candidateOf(keyRing, row));
-  const { platform } = adapter;
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
     const found = await read('where o.id = ?', [target.orgId]);
@@ -176,7 +176,6 @@ function isConfigured(secrets: IntegrationSecrets | null): secrets is Integratio
   return Boolean(secrets?.secret || secrets?.privateKey);
 }
 
-/** Why a verified order cannot be recorded as it is (400), or null when it can. */
 /** The first of `values` too long for `maxLength` or holding NUL (PostgreSQL text cannot), or null. */
 function badText(values: Array<string | null>, maxLength: number): 'too long' | 'NUL' | null {
   for (const value of values) {
@@ -187,6 +186,7 @@ function badText(values: Array<string | null>, maxLength: number): 'too long' | 
   return null;
 }
 
+/** Why a verified order cannot be recorded as it is (400), or null when it can. */
 function unreadable(order: NormalizedOrder): string | null {
   if (order.externalOrderId.length > MAX_ORDER_ID_LENGTH) return 'order id is too long';
   const bad = badText([order.externalOrderId, order.customer.email, order.customer.name, ...order.lines.map((l) => l.sku)], MAX_TEXT_LENGTH);
