@@ -34,3 +34,9 @@ export const FIELD_LIMITS = {
 export function boundedText(max: number) {
   return z.string().max(max, `too long: at most ${max} characters`);
 }
+
+/**
+ * A SKU as a platform sent it, named in a path or query (map-and-replay). PostgreSQL text cannot
+ * hold NUL, and no recorded SKU contains one (the front door refuses them).
+ */
+export const skuAsSent = () => boundedText(FIELD_LIMITS.sku).refine((sku) => !sku.includes('\u0000'), 'a SKU cannot contain NUL characters');

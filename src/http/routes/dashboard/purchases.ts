@@ -20,7 +20,7 @@ import { unmatchedPage } from '../../views/unmatched';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage } from './replies';
-import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
+import { boundedText, FIELD_LIMITS, skuAsSent } from '../../../domain/field-limits';
 
 /** Rows per list page: the newest; search narrows them down. */
 const LIST_LIMIT = 200;
@@ -28,8 +28,6 @@ const LIST_LIMIT = 200;
 const CUSTOMER_CHOICES = 500;
 
 const pageConfig = { dashboard: 'member', errorFormat: 'page' } as const;
-/** An SKU as a platform sent it; PostgreSQL text holds no NUL, so no sale ever carried one. */
-const SkuQuery = boundedText(FIELD_LIMITS.sku).refine((sku) => !sku.includes('\u0000'), 'an SKU has no NUL character');
 const Search = z.object({ q: boundedText(FIELD_LIMITS.search).default('') });
 
 /**
@@ -65,7 +63,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     // One unknown SKU (decisions §12): the sales it held back; owners and admins map it and deliver them
     // through the API. The SKU is in the query string, so any character of it survives the trip.
     app.get('/unmatched', {
-      config: pageConfig, schema: { hide: true, querystring: z.object({ sku: SkuQuery }) },
+      config: pageConfig, schema: { hide: true, querystring: z.object({ sku: skuAsSent() }) },
     }, async (request, reply) => {
       const em = request.em;
       const { orgId } = principalOf(request);
