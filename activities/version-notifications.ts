@@ -5,33 +5,23 @@ import { issueDownloadLink } from '../src/services/download-links';
 import {
   finishNotification, giveUpNotices, nextNoticeRecipients, noticeContext, noticeKeyPrefix, prepareNotice,
 } from '../src/services/version-notifications';
+import { reserveSlot } from '../src/services/rate-limits';
 import type { ActivityDeps } from './deps';
+import { createSendOnce } from './send-once';
 
 /** Notices of one batch in flight at once (never more than the rate allows in a second). */
 const NOTICE_SENDERS = 5;
-import { createSendOnce } from './send-once';
 
 export function versionNotificationActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer });
   const host = new URL(config.downloadLinks.siteUrl).hostname;
 
   /**
-   * Waits for this notice's turn (UPDATE_NOTICE_RATE): the organisation's notices are spaced
-   * 1/rate s apart, each reserving the next free slot in one shared row (`rate_limit_counter`, its
-   * `reset_at` the slot after the last one reserved, by the database's clock), so no second ever
-   * holds more than the rate, whichever batch or worker sends. (A fixed window per second let up to
-   * twice the rate through across a window's edge: a slow end of one window, a burst at the start
-   * of the next.) A long wait heartbeats, so it is not taken for a lost worker.
+   * Waits for this notice's turn (UPDATE_NOTICE_RATE): the organisation's notices are spaced 1/rate s
+   * apart, whichever batch or worker sends. A long wait heartbeats, so it is not taken for a lost worker.
    */
   async function paced(orgId: string): Promise<void> {
-    const spacingMs = 1000 / config.updateNoticeRate;
-    const [slot] = await orm.em.fork().execute<Array<{ wait_ms: string }>>(
-      `insert into rate_limit_counter as r (key, count, reset_at) values (?, 1, clock_timestamp() + ? * interval '1 millisecond')
-       on conflict (key) do update set count = 1, reset_at = greatest(r.reset_at, clock_timestamp()) + ? * interval '1 millisecond'
-       returning (extract(epoch from r.reset_at - clock_timestamp()) * 1000 - ?)::float8 as wait_ms`,
-      [`update-notices:${orgId}`, spacingMs, spacingMs, spacingMs],
-    );
-    const until = Date.now() + Number(slot.wait_ms);
+    const until = Date.now() + await reserveSlot(orm.em.fork(), `update-notices:${orgId}`, 1000 / config.updateNoticeRate);
     for (let left = until - Date.now(); left > 0; left = until - Date.now()) {
       Context.current().heartbeat();
       await sleep(Math.min(left, 5_000));

@@ -16,7 +16,6 @@ export type LinkState = 'valid' | 'expired' | 'used';
 export const COUNTED_TRANSFERS_SQL = `(select count(*) from activity_log_entry a
   where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity'))`;
 
-
 /** A download link as the customer pages see it: the token's row with its purchase's context. */
 export interface DownloadLink {
   tokenId: string;

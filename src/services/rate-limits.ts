@@ -30,6 +30,23 @@ export async function hitRateLimit(
   return { allowed: count <= limit, count, resetAt: new Date(Number(resetMs)) };
 }
 
+/**
+ * Reserves the next free slot of `key`, slots spaced `spacingMs` apart, and returns how long to wait
+ * for it (0 when it is now). One shared row whose `reset_at` is the slot after the last one
+ * reserved, by the database's clock, so no second holds more than 1000/spacingMs whichever process
+ * asks. (A fixed window, as hitRateLimit counts, lets up to twice the rate through across a
+ * window's edge: a slow end of one window, a burst at the start of the next.)
+ */
+export async function reserveSlot(em: EntityManager, key: string, spacingMs: number): Promise<number> {
+  const [slot] = await em.execute<Array<{ wait_ms: string }>>(
+    `insert into rate_limit_counter as r (key, count, reset_at) values (?, 1, clock_timestamp() + ? * interval '1 millisecond')
+     on conflict (key) do update set count = 1, reset_at = greatest(r.reset_at, clock_timestamp()) + ? * interval '1 millisecond'
+     returning (extract(epoch from r.reset_at - clock_timestamp()) * 1000 - ?)::float8 as wait_ms`,
+    [key, spacingMs, spacingMs, spacingMs],
+  );
+  return Math.max(0, Number(slot.wait_ms));
+}
+
 /** Forgets a key's hits (e.g. an account's failed sign-ins once it signs in). */
 export async function clearRateLimit(em: EntityManager, key: string): Promise<void> {
   await em.execute('delete from rate_limit_counter where key = ?', [key]);

@@ -123,11 +123,13 @@ export async function nextNoticeRecipients(em: EntityManager, notificationId: st
 
 /** Notices of a batch still `sending` after its retries ran out: logged failed, so progress adds up. */
 export async function giveUpNotices(em: EntityManager, notificationId: string, purchaseIds: string[], reason: string): Promise<void> {
+  const [notification] = await em.execute<Array<{ version_id: string }>>('select version_id from version_notification where id = ?', [notificationId]);
+  if (!notification) return;
+  const keys = purchaseIds.map((purchaseId) => `${noticeKeyPrefix(notification.version_id)}${purchaseId}`);
   await em.execute(
     `update sent_email set status = 'failed', error = ?
-     where kind = 'update' and status = 'sending' and business_key in (
-       select 'update:' || n.version_id || ':' || p.id from version_notification n, unnest(?::uuid[]) as p(id) where n.id = ?)`,
-    [reason.slice(0, 1000), `{${purchaseIds.join(',')}}`, notificationId],
+     where kind = 'update' and status = 'sending' and business_key in (select jsonb_array_elements_text(?::jsonb))`,
+    [reason.slice(0, 1000), JSON.stringify(keys)],
   );
 }
 
