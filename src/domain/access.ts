@@ -16,6 +16,8 @@ export interface Caller {
   orgId: string | null;
   role: Role;
   subscriptionExpiresOn: string | null;
+  /** The organisation's catalogue version, read with the caller (see CatalogueListings); null without one. */
+  catalogueVersion: string | null;
   /** `key`: an API key (purchases get source `api`); `session`: the dashboard (source `manual`). */
   via: 'key' | 'session';
 }
@@ -26,6 +28,7 @@ export interface Principal {
   orgId: string;
   role: Role;
   via: Caller['via'];
+  catalogueVersion: string | null;
 }
 
 /** The caller as a principal of `access`, or a 403 that says why not. */
@@ -33,5 +36,5 @@ export function admit(caller: Caller, access: Access, now: Date): Principal {
   if (!caller.orgId) throw new ForbiddenError('this user belongs to no organisation');
   if (subscriptionExpired(caller.subscriptionExpiresOn, now)) throw new ForbiddenError('the organisation\'s subscription has expired');
   if (access === 'admin' && !isAdminRole(caller.role)) throw new ForbiddenError('admin role required: only owners and admins may do this');
-  return { userId: caller.userId, orgId: caller.orgId, role: caller.role, via: caller.via };
+  return { userId: caller.userId, orgId: caller.orgId, role: caller.role, via: caller.via, catalogueVersion: caller.catalogueVersion };
 }

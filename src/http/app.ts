@@ -10,6 +10,7 @@ import type { Orm } from '../db/orm';
 import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
 import type { FulfilmentClient } from '../temporal/client';
+import { CatalogueListings } from '../services/catalogue-listings';
 import { Housekeeping } from '../services/housekeeping';
 import { activeTracing } from '../telemetry/tracing';
 import { WorkflowDispatcher } from '../temporal/dispatcher';
@@ -62,7 +63,12 @@ export interface AppDeps extends AppOptions {
   keyRing: KeyRing;
   /** The service's own Prometheus series (GET /metrics). */
   metrics: ApiMetrics;
+  /** GET /api/products' answers, kept per organisation while its catalogue version stands. */
+  catalogueListings: CatalogueListings;
 }
+
+/** Memory for kept product listings: 16 MB holds about 300 catalogues of 100 products. */
+const CATALOGUE_LISTINGS_BYTES = 16 * 1024 * 1024;
 
 /** Probes and scrapes: no trace of their own. */
 const UNTRACED_PATHS = /^\/(metrics|healthz|readyz)(\?|$)/;
@@ -121,7 +127,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onReady', async () => {
     await sealPlainSecrets(options.orm.em.fork(), keyRing);
   });
-  const deps: AppDeps = { ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, dispatcher, keyRing, metrics };
+  const deps: AppDeps = {
+    ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, dispatcher, keyRing, metrics,
+    catalogueListings: new CatalogueListings(CATALOGUE_LISTINGS_BYTES),
+  };
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -156,7 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(purchaseRoutes(deps));
   await app.register(purchaseAccessRoutes(deps));
   await app.register(webhookRoutes(deps));
-  await app.register(productRoutes);
+  await app.register(productRoutes(deps));
   await app.register(versionRoutes(deps));
   await app.register(versionNotificationRoutes(deps));
   await app.register(customerRoutes);

@@ -37,7 +37,7 @@ export async function apiKeyInfo(em: EntityManager, userId: string): Promise<Api
 }
 
 const KEY_OWNER = `select u.id as "userId", u.organisation_id as "orgId", u.role,
-    o.subscription_expires_on::text as "subscriptionExpiresOn",
+    o.subscription_expires_on::text as "subscriptionExpiresOn", o.catalogue_version::text as "catalogueVersion",
     coalesce(u.api_key_last_used_at < now() - interval '1 minute', true) as "lastUseStale"
   from app_user u left join organisation o on o.id = u.organisation_id where u.api_key_hash = ?`;
 

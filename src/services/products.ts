@@ -86,39 +86,21 @@ export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
 // Reads: one query for any number of products (active version joined, extra SKUs aggregated).
 
 /**
- * A listing row. The organisation is the caller's and the active version's id is
- * `active_version_id`, so neither is selected again: each column of each row is a string the
- * driver decodes, and that decoding is most of a listing's cost in Node. For the same reason the
- * SKUs come as a JSON array (JSON.parse) rather than a PostgreSQL array (parsed in JavaScript,
- * character by character).
- */
-interface ProductRow {
-  id: string;
-  name: string;
-  slug: string;
-  description: string;
-  status: ProductJson['status'];
-  active_version_id: string | null;
-  created_at: string;
-  updated_at: string;
-  skus: string[];
-  download_limit: number | null;
-  /** Null when the product has no active version (status is never null otherwise). */
-  version_status: z.infer<typeof ActiveVersionSchema>['status'] | null;
-  version_label: string | null;
-}
-
-/**
- * Products with their active version and extra SKUs in one statement. The SKUs are aggregated once
- * for the whole set (a per-row subquery was twice as slow for 100 products). Timestamps leave
- * PostgreSQL already in ISO 8601: parsing them in JavaScript was once the biggest cost of a listing.
+ * A listing (ProductListingSchema) as PostgreSQL builds it, keys in the schema's order. The JSON
+ * leaves the database as one text value that the API sends as it is: decoding a row per product
+ * and serialising the objects again was most of a listing's cost in Node (GET /api/products is
+ * what integrations poll). The SKUs are aggregated once for the whole set (a per-row subquery was
+ * twice as slow for 100 products).
  * Bindings, in order: those of `skuFilter`, then those of `productFilter`.
  */
-const listingSql = (skuFilter: string, productFilter: string) => `
-  select p.id, p.name, p.slug, p.description, p.status, p.active_version_id,
-         ${isoUtc('p.created_at')} as created_at, ${isoUtc('p.updated_at')} as updated_at,
-         coalesce(s.skus, '[]') as skus, p.download_limit,
-         v.status as version_status, v.version as version_label
+const listingJsonSql = (skuFilter: string, productFilter: string, aggregate: (listing: string) => string) => `
+  select ${aggregate(`json_build_object(
+    'product', json_build_object(
+      'id', p.id, 'orgId', p.organisation_id, 'name', p.name, 'slug', p.slug, 'description', p.description,
+      'status', p.status, 'activeVersionId', p.active_version_id, 'skus', coalesce(s.skus, '[]'),
+      'downloadLimit', p.download_limit, 'createdAt', ${isoUtc('p.created_at')}, 'updatedAt', ${isoUtc('p.updated_at')}),
+    'activeVersion', case when v.id is null then null
+      else json_build_object('id', v.id, 'productId', p.id, 'version', v.version, 'status', v.status) end)`)}::text as listing
   from product p
   left join product_version v on v.id = p.active_version_id and v.product_id = p.id
   left join (
@@ -127,41 +109,45 @@ const listingSql = (skuFilter: string, productFilter: string) => `
   ) s on s.product_id = p.id
   where ${productFilter}`;
 
-const LIST_SQL = `${listingSql('organisation_id = ?', 'p.organisation_id = ?')} order by p.created_at, p.id`;
-const ONE_SQL = listingSql('product_id = ?', 'p.organisation_id = ? and p.id = ?');
+const listAll = (skuFilter: string, productFilter: string) =>
+  listingJsonSql(skuFilter, productFilter, (listing) => `coalesce(json_agg(${listing} order by p.created_at, p.id), '[]')`);
+const LIST_SQL = listAll('organisation_id = ?', 'p.organisation_id = ?');
+const ONE_SQL = listingJsonSql('product_id = ?', 'p.organisation_id = ? and p.id = ?', (listing) => listing);
+/** Bindings: the version the caller holds (or null), the organisation. */
+const VERSIONED_LIST_SQL = `
+  select o.catalogue_version::text as version,
+    case when o.catalogue_version = ?::bigint then null
+      else (${listAll('organisation_id = o.id', 'p.organisation_id = o.id')}) end as listing
+  from organisation o where o.id = ?`;
 
-function listingOf(orgId: string, row: ProductRow): ProductListing {
-  return {
-    product: {
-      id: row.id,
-      orgId,
-      name: row.name,
-      slug: row.slug,
-      description: row.description,
-      status: row.status,
-      activeVersionId: row.active_version_id,
-      skus: row.skus,
-      downloadLimit: row.download_limit,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    },
-    activeVersion: row.version_status
-      ? { id: row.active_version_id!, productId: row.id, version: row.version_label!, status: row.version_status }
-      : null,
-  };
+/** The organisation's catalogue version, with its listings unless the caller holds that version. */
+export interface VersionedListings {
+  version: string;
+  /** The JSON text of ProductListing[]; null when the version is the one the caller holds. */
+  listing: string | null;
+}
+
+/**
+ * The organisation's catalogue version (organisation.catalogue_version) and, read in the same
+ * snapshot, the JSON of its listings unless `heldVersion` is still current; null for an unknown
+ * organisation.
+ */
+export async function versionedListingsJson(em: EntityManager, orgId: string, heldVersion: string | null): Promise<VersionedListings | null> {
+  const [row] = await preparedRows<VersionedListings>(em, VERSIONED_LIST_SQL, [heldVersion, orgId]);
+  return row ?? null;
 }
 
 /** Every product of the organisation, oldest first (creation order, then id). */
 export async function listProducts(em: EntityManager, orgId: string): Promise<ProductListing[]> {
-  const rows = await preparedRows<ProductRow>(em, LIST_SQL, [orgId, orgId]);
-  return rows.map((row) => listingOf(orgId, row));
+  const [row] = await preparedRows<{ listing: string }>(em, LIST_SQL, [orgId, orgId]);
+  return JSON.parse(row.listing) as ProductListing[];
 }
 
 /** One product of the organisation; unknown, malformed or another organisation's id → 404. */
 export async function getProduct(em: EntityManager, orgId: string, productId: string): Promise<ProductListing> {
-  const rows = isUuid(productId) ? await preparedRows<ProductRow>(em, ONE_SQL, [productId, orgId, productId]) : [];
+  const rows = isUuid(productId) ? await preparedRows<{ listing: string }>(em, ONE_SQL, [productId, orgId, productId]) : [];
   if (!rows[0]) throw new NotFoundError('product not found');
-  return listingOf(orgId, rows[0]);
+  return JSON.parse(rows[0].listing) as ProductListing;
 }
 
 /** The product entity, scoped to the organisation (404 otherwise). */

@@ -17,11 +17,12 @@ export interface StaffUser {
   orgId: string | null;
   orgName: string | null;
   subscriptionExpiresOn: string | null;
+  catalogueVersion: string | null;
 }
 
 const SESSION_USER = `select u.id, u.email, u.name, u.role, u.password_hash as "passwordHash", u.organisation_id as "orgId",
     o.name as "orgName", o.subscription_expires_on::text as "subscriptionExpiresOn",
-    s.last_seen_at < ? as "touchDue"
+    o.catalogue_version::text as "catalogueVersion", s.last_seen_at < ? as "touchDue"
   from user_session s join app_user u on u.id = s.user_id left join organisation o on o.id = u.organisation_id
   where s.id = ? and s.user_id = ? and s.last_seen_at > ?`;
 

@@ -1,4 +1,6 @@
-import { Product, ProductSku, ProductVersion } from '../../src/db/entities';
+import type { FastifyInstance } from 'fastify';
+import { Organisation, Product, ProductSku, ProductVersion } from '../../src/db/entities';
+import { buildApp } from '../../src/http/app';
 import { AUTH_FAILURES, seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct } from '../helpers/seed';
@@ -104,6 +106,56 @@ describe('GET /api/products', () => {
     expect(first.activeVersion).toEqual({ id: live.versionId, productId: live.productId, version: '1.0.0', status: 'ready' });
     expect(second.product).toMatchObject({ id: bare.productId, status: 'draft', activeVersionId: null, skus: [] });
     expect(second.activeVersion).toBeNull();
+  });
+});
+
+describe('GET /api/products from an API process that answered it before', () => {
+  // A second app on the same database: another API process, with listings of its own kept.
+  let other: FastifyInstance;
+  beforeAll(async () => {
+    other = await buildApp({ config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+    await other.ready();
+  });
+  afterAll(() => other?.close());
+
+  test('answers every change made since, by any process or by SQL', async () => {
+    const org = await seedOrganisation(h);
+    const headers = { authorization: `Bearer ${org.apiKey}` };
+    const listing = async () => {
+      const res = await other.inject({ method: 'GET', url: '/api/products', headers });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      return res.json() as Array<{ product: { id: string; name: string; skus: string[] }; activeVersion: { version: string } | null }>;
+    };
+    expect(await listing()).toEqual([]);
+
+    const seeded = await seedProduct(h, org.orgId, { slug: uniqueSlug('kept'), name: 'Kept', skus: ['first'] });
+    expect((await listing()).map((e) => e.product.id)).toEqual([seeded.productId]);
+    expect(await listing()).toEqual(await listing());
+
+    // Through the API of the first process.
+    expect((await call('PUT', `/api/products/${seeded.productId}`, headers, { name: 'Renamed', skus: ['second'] })).statusCode).toBe(200);
+    expect((await listing())[0].product).toMatchObject({ name: 'Renamed', skus: ['second'] });
+
+    // Straight in the database, whatever code writes it: the active version, a SKU, the product.
+    await h.orm.em.fork().nativeUpdate(ProductVersion, { id: seeded.versionId }, { version: '1.0.1' });
+    expect((await listing())[0].activeVersion?.version).toBe('1.0.1');
+    await h.orm.em.fork().nativeDelete(ProductSku, { product: seeded.productId, isSlug: false });
+    expect((await listing())[0].product.skus).toEqual([]);
+    await h.orm.em.fork().nativeDelete(Product, { id: seeded.productId });
+    expect(await listing()).toEqual([]);
+  });
+
+  test('one organisation\'s change leaves another\'s listing as it was', async () => {
+    const [mine, theirs] = [await seedOrganisation(h), await seedOrganisation(h)];
+    await seedProduct(h, mine.orgId, { slug: uniqueSlug('mine') });
+    const before = await other.inject({ method: 'GET', url: '/api/products', headers: { authorization: `Bearer ${mine.apiKey}` } });
+    const version = async (orgId: string) => (await h.orm.em.fork().findOneOrFail(Organisation, orgId)).catalogueVersion;
+    const mineBefore = await version(mine.orgId);
+    await seedProduct(h, theirs.orgId, { slug: uniqueSlug('theirs') });
+    expect(await version(mine.orgId)).toBe(mineBefore);
+    const after = await other.inject({ method: 'GET', url: '/api/products', headers: { authorization: `Bearer ${mine.apiKey}` } });
+    expect(after.body).toBe(before.body);
   });
 });
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { BigIntType, Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 
 @Entity({ tableName: 'organisation' })
 export class Organisation {
-  [OptionalProps]?: 'createdAt' | 'subscriptionExpiresOn' | 'supportEmail';
+  [OptionalProps]?: 'catalogueVersion' | 'createdAt' | 'subscriptionExpiresOn' | 'supportEmail';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -18,6 +18,14 @@ export class Organisation {
   /** Where buyers are told to write when a download limit is reached (decisions §10); optional. */
   @Property({ type: 'text', nullable: true })
   supportEmail: string | null = null;
+
+  /**
+   * Counts changes to the organisation's products, their SKUs and versions: database triggers bump it
+   * in the same transaction as the change (migration 20261126140000), so whoever reads it knows
+   * whether a listing it keeps is still current (GET /api/products).
+   */
+  @Property({ type: new BigIntType('string'), default: 0 })
+  catalogueVersion: string = '0';
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

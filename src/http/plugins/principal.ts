@@ -49,7 +49,7 @@ export function registerPrincipal(app: FastifyInstance, clock: () => Date): void
 
   function sessionCaller(session: Session): Caller {
     const { user } = session;
-    return { userId: user.id, orgId: user.orgId, role: user.role, subscriptionExpiresOn: user.subscriptionExpiresOn, via: 'session' };
+    return { userId: user.id, orgId: user.orgId, role: user.role, subscriptionExpiresOn: user.subscriptionExpiresOn, catalogueVersion: user.catalogueVersion, via: 'session' };
   }
 
   /** /api: a key, else the session (whose user it already read); state changes need its CSRF header. */

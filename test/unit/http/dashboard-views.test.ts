@@ -125,7 +125,7 @@ const HOSTILE = '<img src=x onerror="alert(1)">';
 const ESCAPED = '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;';
 
 const contextOf = (role: Role): PageContext => ({
-  user: { id: 'u', email: 'staff@example.com', name: 'Staff', role, orgId: 'o', orgName: 'Acme', subscriptionExpiresOn: null },
+  user: { id: 'u', email: 'staff@example.com', name: 'Staff', role, orgId: 'o', orgName: 'Acme', subscriptionExpiresOn: null, catalogueVersion: '0' },
   csrfToken: 'csrf', isAdmin: role !== 'member', hasDevMailbox: false,
 });
 
