@@ -14,7 +14,8 @@ export interface AttachDeliveryItem {
 export const attachDeliveryItem = defineSignal<[AttachDeliveryItem]>('attachDeliveryItem');
 
 /**
- * Completes once the purchase is recorded (before the receipt is sent): the API and dashboard use
- * it with update-with-start to answer with the purchase without waiting for SMTP.
+ * Completes once the purchase is recorded (before the receipt is sent). Until 2026-11-26 the API
+ * and dashboard started their sales with update-with-start and waited on it; sales are now recorded
+ * by their request (src/purchases/record-sale), and the handler stays so those runs replay.
  */
 export const purchaseRecorded = defineUpdate<RecordedPurchase>('purchaseRecorded');

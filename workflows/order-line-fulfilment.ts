@@ -152,7 +152,8 @@ async function fulfil(input: FulfilmentInput, current: boolean): Promise<Fulfilm
   }
 
   try {
-    recorded = await db.recordPurchase({ ...input, purchaseKey: uuid4() });
+    // A sale recorded by its request comes with its purchase's id: the run finds it as its own.
+    recorded = await db.recordPurchase({ ...input, purchaseKey: input.purchaseKey ?? uuid4() });
   } catch (error) {
     recordFailure = rootMessage(error);
   }

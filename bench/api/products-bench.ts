@@ -1,8 +1,8 @@
 /**
  * GET /api/products (100 products) and POST /api/purchases under autocannon, each beside a bare
  * Fastify route answering the same bytes, in the same run. The ratio bare/real says what the
- * service's own work (auth, queries, schema serialisation; for purchases the Temporal
- * update-with-start) costs on this machine.
+ * service's own work (auth, queries; for purchases the validation and the transaction that records
+ * the sale with its outbox row) costs on this machine.
  *
  *   npm run bench:build && node .bench-build/bench/api/products-bench.js
  *

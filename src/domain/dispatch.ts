@@ -12,12 +12,17 @@ export type FulfilLineDispatch = {
   /** The line's run input: start it, or attach `deliveryItemId` to the line's open run. */
   payload: FulfilmentRequest & { externalOrderId: string; deliveryItemId: string };
 };
+/** An API or dashboard sale, recorded by its request (`purchaseKey`): start its one run. */
+export type FulfilSaleDispatch = {
+  kind: 'fulfil-sale';
+  payload: FulfilmentRequest & { purchaseKey: string; orderKey: string };
+};
 export type OrderAlertDispatch = { kind: 'order-alert'; payload: OrderAlertRequest };
 export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksAsk };
 export type RevokeDispatch = { kind: 'revoke'; payload: RevocationRequest };
 export type NotifyBuyersDispatch = { kind: 'notify-buyers'; payload: VersionNotificationInput };
 
-export type DispatchRequest = FulfilLineDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch;
+export type DispatchRequest = FulfilLineDispatch | FulfilSaleDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */

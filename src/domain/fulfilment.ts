@@ -25,6 +25,12 @@ export interface FulfilmentInput {
   deliveryItemId?: string;
   /** payments-c: the payment the order was paid with, which its refunds and disputes name. */
   paymentReference?: string;
+  /**
+   * API and dashboard sales: the id of the purchase that the request recorded before the run
+   * started (POST /api/purchases). The run's recording step finds that purchase as its own, so the
+   * run sends its receipt. Webhook lines have no such id: each run makes up a new one.
+   */
+  purchaseKey?: string;
 }
 
 /** A sale as the service asks for it: the fulfilment client adds the email retry window. */

@@ -4,7 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { normaliseEmail } from '../domain/email';
-import type { FulfilmentInput, RecordedPurchase } from '../domain/fulfilment';
+import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
 
 export interface RecordPurchaseRow {
   product_found: boolean;
@@ -20,7 +20,7 @@ export interface RecordPurchaseRow {
  * The customer: an existing one of the organisation, or found or created by email (created only
  * when the product exists, so a refused sale leaves nothing behind).
  */
-function customerSql(input: FulfilmentInput, email: string, params: unknown[]): string {
+function customerSql(input: FulfilmentRequest, email: string, params: unknown[]): string {
   if ('id' in input.customer) {
     params.push(input.customer.id, input.orgId);
     return 'customer_row as (select id from customer where id = ? and organisation_id = ?)';
@@ -38,10 +38,11 @@ function customerSql(input: FulfilmentInput, email: string, params: unknown[]): 
  * Finds or creates the customer and creates the purchase, idempotently (a refund that came first,
  * its notice, makes it revoked from the start, with no receipt): the purchase's id is
  * `purchaseKey`, and its business key (organisation, source, order id, product) is unique, so a
- * retry or a duplicate run finds the row instead of making another. One statement (one round
+ * retry or a duplicate run finds the row instead of making another (by its id when the order has
+ * no id of its own: a sale recorded by its request). One statement (one round
  * trip, one commit). Returns the row as read; the caller decides what a missing part means.
  */
-export async function recordPurchase(em: EntityManager, input: FulfilmentInput & { purchaseKey: string }): Promise<RecordPurchaseRow> {
+export async function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
   const email = 'id' in input.customer ? '' : normaliseEmail(input.customer.email);
   const params: unknown[] = [input.productId, input.orgId];
   const customer = customerSql(input, email, params);
@@ -49,7 +50,7 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentInput &
     input.orgId, input.source, input.externalOrderId ?? '', input.paymentReference ?? '', input.productId,
     input.purchaseKey, input.orgId, input.amount, input.currency, input.paymentMethod, input.source,
     input.externalOrderId, input.paymentReference ?? null, input.test, input.sendReceipt ? 'pending' : 'skipped',
-    input.orgId, input.source, input.externalOrderId, input.productId,
+    input.purchaseKey, input.orgId, input.source, input.externalOrderId, input.productId,
     input.deliveryItemId ?? null,
   );
   // Every part of one statement sees the same snapshot: a row another transaction commits
@@ -76,7 +77,7 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentInput &
        select id, receipt_status, customer_id, revoked_at from new_purchase
        union all
        select id, receipt_status, customer_id, revoked_at from purchase
-       where organisation_id = ? and source = ? and external_order_id = ? and product_id = ?
+       where (id = ? or (organisation_id = ? and source = ? and external_order_id = ? and product_id = ?))
          and not exists (select 1 from new_purchase))
      select exists (select 1 from product_row) as product_found,
        (select id from customer_row limit 1) as customer_id,

@@ -1,22 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  Connection,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-} from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
+import type { FulfilmentInput } from '../domain/fulfilment';
 import type { SearchAttributePair } from '@temporalio/common';
-import { isGrpcServiceError } from '@temporalio/client';
 import type { Config } from '../config';
 import type { KeyRing } from '../security/key-ring';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import type { DispatchRequest } from '../domain/dispatch';
-import { ServiceUnavailableError } from '../domain/errors';
-import { fulfilmentWorkflowId } from '../domain/ids';
-import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
-import { attachDeliveryItem, purchaseRecorded } from '../../workflows/messages';
+import { attachDeliveryItem } from '../../workflows/messages';
 import type { freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
@@ -26,21 +17,6 @@ import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute }
  * (the client's own retries may overrun it by about half). Nobody waits on it but the dispatcher.
  */
 const DISPATCH_DEADLINE_MS = 5_000;
-
-/** How long a person entering a sale waits for the engine before being told to retry. */
-const SALE_DEADLINE_MS = 10_000;
-
-/** gRPC statuses that mean the engine is out of reach or overloaded, not that the call was wrong. */
-const UNREACHABLE_CODES = new Set([4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */]);
-
-/** Whether `error` (or one of its causes) says the engine could not be reached in time. */
-export function isEngineUnreachable(error: unknown): boolean {
-  for (let current = error; current; current = (current as { cause?: unknown }).cause) {
-    if (isGrpcServiceError(current) && UNREACHABLE_CODES.has(current.code)) return true;
-    if (/Failed to connect before the deadline|deadline exceeded/i.test((current as Error).message ?? '')) return true;
-  }
-  return false;
-}
 
 /** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW). */
 export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
@@ -82,6 +58,29 @@ export class FulfilmentClient {
     ];
   }
 
+  /** Starts a fulfilment run; false when the engine refuses it as already started (by `policies`). */
+  private async startFulfilment(
+    deadline: number,
+    workflowId: string,
+    input: FulfilmentInput,
+    orderKey: string,
+    policies: Pick<WorkflowStartOptions, 'workflowIdConflictPolicy' | 'workflowIdReusePolicy'>,
+  ): Promise<boolean> {
+    try {
+      await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof fulfilOrderLine>('fulfilOrderLine', {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [input],
+        ...policies,
+        typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
+      }));
+      return true;
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      return false;
+    }
+  }
+
   /**
    * Carries out one outbox row: starts or joins the run its workflow id names. Safe to repeat: a
    * fulfilment run already open is joined (the item is attached once), an alert or fresh-links run
@@ -98,19 +97,17 @@ export class FulfilmentClient {
         // than signalWithStart, and joining is the rare case. A run that closes between the two
         // calls makes the signal fail: the row is retried, and its retry starts a new run.
         const input = { ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs };
-        try {
-          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof fulfilOrderLine>('fulfilOrderLine', {
-            workflowId,
-            taskQueue: this.taskQueue,
-            args: [input],
-            workflowIdConflictPolicy: 'FAIL',
-            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-            typedSearchAttributes: this.searchAttributes(input.orgId, input.source, input.externalOrderId),
-          }));
-        } catch (error) {
-          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        const policies = { workflowIdConflictPolicy: 'FAIL', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
+        if (!(await this.startFulfilment(deadline, workflowId, input, input.externalOrderId, policies))) {
           await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(attachDeliveryItem, { itemId: input.deliveryItemId }));
         }
+        return;
+      }
+      case 'fulfil-sale': {
+        // One run per sale, ever: a repeated dispatch finds it (open or closed) and starts nothing.
+        const { orderKey, ...sale } = request.payload;
+        const policies = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE' } as const;
+        await this.startFulfilment(deadline, workflowId, { ...sale, emailRetryWindowMs: this.emailRetryWindowMs }, orderKey, policies);
         return;
       }
       case 'order-alert': {
@@ -160,35 +157,6 @@ export class FulfilmentClient {
           if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
         }
         return;
-    }
-  }
-
-  /**
-   * A sale entered by API or dashboard: starts (or joins) its run and waits only until the
-   * purchase is recorded; the receipt goes on in the background. An engine out of reach is a 503
-   * the person can retry (the same order id joins the same run).
-   */
-  async recordSale(request: FulfilmentRequest): Promise<RecordedPurchase & { workflowId: string }> {
-    const input = { ...request, emailRetryWindowMs: this.emailRetryWindowMs };
-    const orderKey = input.externalOrderId ?? `sale-${randomUUID()}`;
-    const workflowId = fulfilmentWorkflowId(input.orgId, input.source, orderKey, input.productId);
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof fulfilOrderLine>('fulfilOrderLine', {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
-    });
-    try {
-      const recorded = await this.client.withDeadline(Date.now() + SALE_DEADLINE_MS, () =>
-        this.client.workflow.executeUpdateWithStart(purchaseRecorded, { startWorkflowOperation }));
-      return { ...recorded, workflowId };
-    } catch (error) {
-      if (isEngineUnreachable(error)) {
-        throw new ServiceUnavailableError('the workflow engine is out of reach: nothing was recorded, please try again shortly');
-      }
-      throw error;
     }
   }
 

@@ -1,7 +1,9 @@
 import { Customer, DownloadToken, Purchase } from '../../src/db/entities';
+import { fulfilmentWorkflowId } from '../../src/domain/ids';
 import { buildApp } from '../../src/http/app';
 import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
+import { eventually } from '../helpers/webhooks';
 
 let h: Harness;
 let org: { orgId: string; apiKey: string };
@@ -71,6 +73,29 @@ test('a form POST records the purchase through a completed workflow and emails t
   await handle.result();
   expect((await handle.describe()).status.name).toBe('COMPLETED');
   expect(runs[0].workflowId).not.toContain('@');
+});
+
+test('a sale\'s outbox row dispatched again (a crash after the start) starts no second run and sends no second receipt', async () => {
+  const email = `again-${Date.now()}@example.com`;
+  const res = await post(sale(email));
+  expect(res.statusCode).toBe(201);
+  const purchaseId = /data-purchase-id="([^"]+)"/.exec(res.body)![1];
+  await h.mailbox.waitFor((m) => m.to.includes(email), 20_000);
+  const orderKey = `sale-${purchaseId}`;
+  const workflowId = fulfilmentWorkflowId(org.orgId, 'api', orderKey, product.productId);
+  const first = await h.temporal.workflow.getHandle(workflowId).describe();
+  await h.temporal.workflow.getHandle(workflowId).result();
+
+  await h.fulfilment.dispatch({
+    kind: 'fulfil-sale',
+    workflowId,
+    payload: {
+      orgId: org.orgId, source: 'api', externalOrderId: null, productId: product.productId, customer: { email, name: 'Sam Buyer' },
+      amount: '19.90', currency: 'USD', paymentMethod: 'custom', test: false, sendReceipt: true, purchaseKey: purchaseId, orderKey,
+    },
+  });
+  expect((await h.temporal.workflow.getHandle(workflowId).describe()).runId).toBe(first.runId);
+  expect(h.mailbox.messages().filter((m) => m.to.includes(email))).toHaveLength(1);
 });
 
 test('sendEmail=false records everything and sends nothing', async () => {
@@ -172,7 +197,9 @@ test('multipart form fields work like URL-encoded ones', async () => {
   expect(res.statusCode).toBe(201);
 });
 
-test('with the workflow engine out of reach the sale answers 503 with what to do, and nothing is recorded', async () => {
+test('with the workflow engine out of reach the sale is still recorded and answered; the outbox sends its receipt later', async () => {
+  // This app's engine never answers; the harness's app, another API process on the same
+  // database, stands for the engine coming back: its dispatcher takes the sale's row.
   const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachableFulfilment(h.config), storage: h.storage, clock: () => new Date() });
   await app.ready();
   try {
@@ -183,10 +210,17 @@ test('with the workflow engine out of reach the sale answers 503 with what to do
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${org.apiKey}` },
       payload: form(sale(email)),
     });
-    expect(res.statusCode).toBe(503);
-    expect(res.body).toContain('the workflow engine is out of reach');
-    expect(await h.orm.em.fork().count(Customer, { email })).toBe(0);
+    expect(res.statusCode).toBe(201);
+    const purchaseId = /data-purchase-id="([^"]+)"/.exec(res.body)?.[1];
+    const link = /<a href="(http:\/\/delivery\.test\/d\/[A-Za-z0-9_-]{40,})">/.exec(res.body)?.[1];
+    expect(link).toBeDefined();
+    expect((await h.orm.em.fork().findOneOrFail(Purchase, purchaseId!, { populate: ['customer'] })).customer.email).toBe(email);
+
+    const mail = await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
+    expect(mail.subject).toContain('Ebook Pro');
+    await eventually(async () => ((await h.orm.em.fork().findOneOrFail(Purchase, purchaseId!)).receiptStatus === 'sent' ? true : undefined));
+    expect(h.mailbox.messages().filter((m) => m.to.includes(email))).toHaveLength(1);
   } finally {
     await app.close();
   }
-}, 30_000);
+}, 60_000);

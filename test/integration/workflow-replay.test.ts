@@ -115,8 +115,12 @@ async function record(): Promise<void> {
       }).toString(),
     });
     if (sale.statusCode !== 201) throw new Error(`sale failed: ${sale.statusCode} ${sale.body}`);
-    const runs = [];
-    for await (const run of h.temporal.workflow.list({ query: `OrgId = "${org.orgId}" AND Platform = "api"` })) runs.push(run.workflowId);
+    // The sale's run starts from the outbox, once the dispatcher has taken its row.
+    const runs = await eventually(async () => {
+      const found = [];
+      for await (const run of h.temporal.workflow.list({ query: `OrgId = "${org.orgId}" AND Platform = "api"` })) found.push(run.workflowId);
+      return found.length > 0 ? found : undefined;
+    }, 30_000, 'the sale\'s run');
     await h.temporal.workflow.getHandle(runs[0]).result();
     await keep('fulfilment-api-sale', runs[0]);
 

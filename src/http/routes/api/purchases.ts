@@ -1,9 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ConflictError } from '../../../domain/errors';
-import { issueDownloadLink } from '../../../services/download-links';
 import { purchaseBatches, purchaseJson, PurchaseJsonSchema, saleSummary } from '../../../purchases/purchase-rows';
+import { recordSale } from '../../../purchases/record-sale';
 import { PurchaseFormSchema, validateSale } from '../../../purchases/sale-form';
 import { formBodyOnly } from '../../form-body';
 import { jsonArrayStream } from '../../json-array-stream';
@@ -56,9 +55,9 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         orgId: principal.orgId,
         enteredVia: principal.via === 'key' ? 'api' : 'manual',
       });
-      const recorded = await deps.fulfilment.recordSale(input);
-      if (!recorded.created) throw new ConflictError('this order is already recorded');
-      const link = await issueDownloadLink(em, recorded.purchaseId, deps.config.downloadLinks, deps.clock());
+      const recorded = await recordSale(em, input, deps.config.downloadLinks, deps.clock());
+      deps.dispatcher.nudge();
+      const { link } = recorded;
       const { customerEmail, productName } = await saleSummary(em, recorded.purchaseId);
       return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
         purchaseId: recorded.purchaseId,
