@@ -50,7 +50,7 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentRequest
     input.orgId, input.source, input.externalOrderId ?? '', input.paymentReference ?? '', input.productId,
     input.purchaseKey, input.orgId, input.amount, input.currency, input.paymentMethod, input.source,
     input.externalOrderId, input.paymentReference ?? null, input.test, input.sendReceipt ? 'pending' : 'skipped',
-    input.purchaseKey, input.orgId, input.source, input.externalOrderId, input.productId,
+    input.orgId, input.source, input.externalOrderId, input.productId, input.purchaseKey,
     input.deliveryItemId ?? null,
   );
   // Every part of one statement sees the same snapshot: a row another transaction commits
@@ -77,8 +77,11 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentRequest
        select id, receipt_status, customer_id, revoked_at from new_purchase
        union all
        select id, receipt_status, customer_id, revoked_at from purchase
-       where (id = ? or (organisation_id = ? and source = ? and external_order_id = ? and product_id = ?))
-         and not exists (select 1 from new_purchase))
+       where organisation_id = ? and source = ? and external_order_id = ? and product_id = ?
+         and not exists (select 1 from new_purchase)
+       union all
+       select id, receipt_status, customer_id, revoked_at from purchase
+       where id = ? and external_order_id is null and not exists (select 1 from new_purchase))
      select exists (select 1 from product_row) as product_found,
        (select id from customer_row limit 1) as customer_id,
        r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
