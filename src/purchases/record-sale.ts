@@ -27,7 +27,7 @@ export interface RecordedSale {
  */
 const TRIES = 3;
 
-async function recordOnce(tx: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
+async function recordPurchaseRetried(tx: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
   for (let tried = 1; ; tried += 1) {
     const row = await recordPurchase(tx, input);
     if (!row.product_found) throw new NotFoundError('product not found');
@@ -42,7 +42,7 @@ export async function recordSale(em: EntityManager, input: FulfilmentRequest, li
   // A sale without an order id of its own is known by its purchase (workflow id, OrderId attribute).
   const orderKey = input.externalOrderId ?? `sale-${purchaseKey}`;
   return em.transactional(async (tx) => {
-    const row = await recordOnce(tx, { ...input, purchaseKey });
+    const row = await recordPurchaseRetried(tx, { ...input, purchaseKey });
     if (!row.purchase_id || !row.purchase_customer_id) {
       throw new ConflictError('the customer is being recorded by another request at this moment: please try again');
     }

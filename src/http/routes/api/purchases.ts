@@ -57,7 +57,6 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       });
       const recorded = await recordSale(em, input, deps.config.downloadLinks, deps.clock());
       deps.dispatcher.nudge();
-      const { link } = recorded;
       const { customerEmail, productName } = await saleSummary(em, recorded.purchaseId);
       return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
         purchaseId: recorded.purchaseId,
@@ -66,8 +65,8 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         productName,
         amount: input.amount,
         currency: input.currency,
-        link: link.url,
-        expiresAt: link.expiresAt,
+        link: recorded.link.url,
+        expiresAt: recorded.link.expiresAt,
         emailed: input.sendReceipt,
       }));
     });
