@@ -3,20 +3,19 @@
  * Settings, the platform's signed webhooks arrive over HTTP, and a held order is recorded by hand
  * from the log once its product is live (decisions §3 `source` + `externalOrderId`).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { Purchase } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct } from '../helpers/seed';
 import { signFor } from '../fixtures/platforms';
+import { webhookSample } from '../fixtures/samples';
 import { launchBrowser, listenDashboard, screenshot, signInAs, TEMPORAL_UI_URL } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
 const SECRET = 'test-secret-storefront-a';
-const SAMPLE = readFileSync(path.resolve(__dirname, '../../../shared/fixtures/webhooks/storefront-a.json'));
+const SAMPLE = webhookSample('storefront-a.json');
 const SAMPLE_ORDER = '5901000000001';
 
 let h: Harness;

@@ -1,10 +1,8 @@
 /**
  * Sending real, signed platform deliveries to a harness, and waiting for what they cause. Bodies
- * are the shared samples' exact bytes (or byte-level edits of them); signatures come from
+ * are the samples' exact bytes (test/fixtures/webhooks) (or byte-level edits of them); signatures come from
  * signFor, which does its crypto independently of src/webhooks.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Integration, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS, type Platform } from '../../src/domain/platforms';
@@ -12,15 +10,9 @@ import type { IntegrationSecrets } from '../../src/webhooks/adapter';
 import type { Harness } from './harness';
 import { seedOrganisation, seedProduct, type SeededProduct, type SeedTarget } from './seed';
 import { PLATFORM_FIXTURES, signFor, type PlatformFixture } from '../fixtures/platforms';
-import { refundFixture } from '../fixtures/refunds';
+import { webhookSample } from '../fixtures/samples';
 import { adapters, webhookPath as webhookPathOf } from '../../src/webhooks/registry';
 import { sleep } from '../../src/dev/processes';
-
-/** The shared samples beside the repository (found from the source tree and from the bench build). */
-export const FIXTURES = [
-  path.resolve(__dirname, '../../../shared/fixtures/webhooks'),
-  path.resolve(__dirname, '../../../../shared/fixtures/webhooks'),
-].find((dir) => existsSync(dir)) ?? path.resolve(__dirname, '../../../shared/fixtures/webhooks');
 
 /** The samples' order ids, as the README lists them. */
 export const SAMPLE_ORDER_IDS = byPlatform((f) => f.orderId);
@@ -38,7 +30,7 @@ function isForm(platform: Platform): boolean {
 }
 
 export function sample(platform: Platform): Buffer {
-  return readFileSync(path.join(FIXTURES, PLATFORM_FIXTURES[platform].sampleFile));
+  return webhookSample(PLATFORM_FIXTURES[platform].sampleFile);
 }
 
 /** A byte-level edit of a sample (no re-serialisation): `replace` must match. */
@@ -108,7 +100,7 @@ export function withPaymentIntent(body: Buffer, paymentIntent: string): Buffer {
  * order id it names (every occurrence), or for payments-c the payment (`payment_intent`).
  */
 export function revocationBody(platform: RefundingPlatform, file: string, orderRef: string): Buffer {
-  const body = refundFixture(file);
+  const body = webhookSample(file);
   if (platform === 'payments-c') return withPaymentIntent(body, orderRef);
   if (platform === 'storefront-a') {
     // A Refund names its order in `order_id` (a JSON number), on itself and on each transaction.

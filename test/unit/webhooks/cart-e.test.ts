@@ -1,7 +1,7 @@
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { cartE } from '../../../src/webhooks/cart-e';
 import { signFor } from '../../fixtures/platforms';
-import { refundFixture } from '../../fixtures/refunds';
+import { webhookSample } from '../../fixtures/samples';
 import { expectOnlyParseErrors, fixture, onlyOrder, onlyRevocation, request } from './support';
 
 const SECRET = 'test-secret-cart-e';
@@ -87,8 +87,8 @@ describe('cart-e parse', () => {
 });
 
 describe('cart-e refund and dispute pings', () => {
-  const refunded = refundFixture('cart-e.refunded.txt');
-  const disputed = refundFixture('cart-e.disputed.txt');
+  const refunded = webhookSample('cart-e.refunded.txt');
+  const disputed = webhookSample('cart-e.disputed.txt');
   const sale = { externalOrderId: 'Xk9pQ2rT5vW8yZ1bC4dF6g==' };
 
   it('reads refunded=true as a refund of the whole sale', () => {

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { parseSignatureHeader, paymentsC, paymentsCRouting } from '../../../src/webhooks/payments-c';
 import { signFor } from '../../fixtures/platforms';
-import { refundFixture } from '../../fixtures/refunds';
+import { webhookSample } from '../../fixtures/samples';
 import { edited, editedBody, expectOnlyParseErrors, fixture, fixtureJson, flipped, onlyOrder, onlyRevocation, request } from './support';
 
 const SECRET = 'whsec_test_secret_payments_c';
@@ -184,9 +184,9 @@ describe('payments-c parse', () => {
 });
 
 describe('payments-c refunds and disputes', () => {
-  const fullRefund = refundFixture('payments-c.charge-refunded.json');
-  const partialRefund = refundFixture('payments-c.charge-refunded-partial.json');
-  const dispute = refundFixture('payments-c.dispute-created.json');
+  const fullRefund = webhookSample('payments-c.charge-refunded.json');
+  const partialRefund = webhookSample('payments-c.charge-refunded-partial.json');
+  const dispute = webhookSample('payments-c.dispute-created.json');
   const paymentReference = 'pi_3QpLiveExamplePayIntent01';
   /** data.object: here the Charge or the Dispute. */
   const dataObject = session;

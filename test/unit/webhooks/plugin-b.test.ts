@@ -2,14 +2,14 @@ import { createHmac } from 'node:crypto';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { pluginB, wpSpecialcharsDecode } from '../../../src/webhooks/plugin-b';
 import { signFor } from '../../fixtures/platforms';
-import { refundFixture } from '../../fixtures/refunds';
+import { webhookSample } from '../../fixtures/samples';
 import { edited, editedBody, expectOnlyParseErrors, fixture, flipped, onlyOrder, onlyRevocation, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-plugin-b';
 const VECTOR = 'XLJAbNMtIXIpY3pEtTNdDwQ5n2Mo6Lr8CbjU/zmisDg=';
 const now = new Date();
 const body = fixture('plugin-b.json');
-const refunded = refundFixture('plugin-b.refunded.json');
+const refunded = webhookSample('plugin-b.refunded.json');
 
 describe('plugin-b verify', () => {
   it('accepts the documented vector under the platform alias and the spec header', () => {

@@ -1,7 +1,7 @@
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { resellerD } from '../../../src/webhooks/reseller-d';
 import { signFor } from '../../fixtures/platforms';
-import { refundFixture } from '../../fixtures/refunds';
+import { webhookSample } from '../../fixtures/samples';
 import {
   edited,
   editedBody,
@@ -139,7 +139,7 @@ describe('reseller-d parse', () => {
 });
 
 describe('reseller-d returns (return.created)', () => {
-  const returned = refundFixture('reseller-d.return.json');
+  const returned = webhookSample('reseller-d.return.json');
   const returnEvent = (): Json => firstEvent(JSON.parse(returned.toString('utf8')) as Json);
 
   it('names the original order and the returned items', () => {

@@ -1,14 +1,14 @@
 import { storefrontA } from '../../../src/webhooks/storefront-a';
 import { WebhookParseError } from '../../../src/webhooks/adapter';
 import { signFor } from '../../fixtures/platforms';
-import { refundFixture } from '../../fixtures/refunds';
+import { webhookSample } from '../../fixtures/samples';
 import { edited, editedBody, expectOnlyParseErrors, fixture, flipped, onlyOrder, onlyRevocation, request, sampleOrder } from './support';
 
 const SECRET = 'test-secret-storefront-a';
 const VECTOR = 'xrqVMWAHZ28kBKJOpOX69zxojxxlyo2hG4CmPIJ5XzE=';
 const now = new Date();
 const body = fixture('storefront-a.json');
-const refund = refundFixture('storefront-a.refund.json');
+const refund = webhookSample('storefront-a.refund.json');
 const REFUND_TOPIC = { 'x-storefronta-topic': 'refunds/create' };
 
 describe('storefront-a verify', () => {
@@ -155,7 +155,7 @@ describe('storefront-a refunds (topic refunds/create)', () => {
 
   it('revokes nothing for a refund without line items, empty or absent', () => {
     const partial = { event: 'refund', order: { externalOrderId: '5901000000001' }, scope: { kind: 'none', reason: 'partial refund, access kept' } };
-    expect(onlyRevocation(storefrontA.parse(request(refundFixture('storefront-a.refund-no-lines.json'), REFUND_TOPIC)))).toEqual(partial);
+    expect(onlyRevocation(storefrontA.parse(request(webhookSample('storefront-a.refund-no-lines.json'), REFUND_TOPIC)))).toEqual(partial);
     for (const value of [undefined, null]) {
       const raw = editedBody(refund, (b) => (b.refund_line_items = value));
       expect(onlyRevocation(storefrontA.parse(request(raw, REFUND_TOPIC)))).toEqual(partial);

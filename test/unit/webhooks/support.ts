@@ -1,7 +1,5 @@
 /** Shared helpers for the webhook adapter tests (not a test file itself). */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import {
   WebhookParseError,
   type NormalizedOrder,
@@ -10,13 +8,10 @@ import {
   type PlatformAdapter,
   type WebhookRequest,
 } from '../../../src/webhooks/adapter';
-
-export const FIXTURES = path.resolve(__dirname, '../../../../shared/fixtures/webhooks');
+import { webhookSample } from '../../fixtures/samples';
 
 /** The exact bytes of a sample file. */
-export function fixture(name: string): Buffer {
-  return readFileSync(path.join(FIXTURES, name));
-}
+export const fixture = webhookSample;
 
 export function fixtureJson(name: string): Record<string, unknown> {
   return JSON.parse(fixture(name).toString('utf8')) as Record<string, unknown>;
@@ -98,7 +93,7 @@ export function editedBody(bytes: Buffer, edit: (body: Record<string, unknown>) 
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** `editedBody` of a shared sample. */
+/** `editedBody` of a sample. */
 export function edited(name: string, edit: (body: Record<string, unknown>) => void): Buffer {
   return editedBody(fixture(name), edit);
 }
