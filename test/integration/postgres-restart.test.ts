@@ -83,3 +83,22 @@ test('M6: a receipt the relay accepted just before PostgreSQL went down is recor
   expect(receipts[0].messageId).toBe(`<${logged[0].businessKey.replaceAll(':', '.')}@delivery.test>`);
   expect(logged[0].messageId).toBe(receipts[0].messageId);
 }, 120_000);
+
+test('L12: while PostgreSQL is down a delivery is answered 503 with Retry-After; once it is back, the same delivery is recorded', async () => {
+  const request = signedRequest('cart-e', org.orgId, cartE('down@example.com', 'sale-down'));
+  const deliver = () => h.app.inject({ method: 'POST', url: request.path, headers: request.headers, payload: request.body });
+  await pg.stop();
+  try {
+    const refused = await deliver();
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.json()).toEqual({ error: 'service unavailable' });
+  } finally {
+    await startPostgres();
+  }
+  const accepted = await deliver();
+  expect(accepted.statusCode).toBe(200);
+  const entry = await finalEntry(h, (accepted.json() as { deliveryIds: string[] }).deliveryIds[0]);
+  expect(entry.status).toBe('Success');
+  await settled(h, entry.id);
+}, 120_000);
