@@ -18,7 +18,7 @@ interface ReceiptRow {
 }
 
 export function emailActivities({ orm, mailer, config }: ActivityDeps) {
-  const sendOnce = createSendOnce({ orm, mailer });
+  const sendOnce = createSendOnce({ orm, mailer, config });
 
   return {
     /**

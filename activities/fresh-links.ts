@@ -14,7 +14,7 @@ interface LinkPurchaseRow {
 }
 
 export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
-  const sendOnce = createSendOnce({ orm, mailer });
+  const sendOnce = createSendOnce({ orm, mailer, config });
   return {
     /**
      * Which emails a fresh-links request makes: the purchases of the address in each organisation

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
 import type { EmailKind, EmailStatus } from '../src/db/entities/sent-email.entity';
-import { isPermanentSmtpFailure } from '../src/mail/mailer';
+import { isDatabaseUnavailable } from '../src/db/unavailable';
+import { isPermanentSmtpFailure, messageIdFor } from '../src/mail/mailer';
 import type { RenderedMail } from '../src/mail/templates';
 import type { ActivityDeps } from './deps';
 
@@ -14,75 +15,133 @@ export type SendOnce = (
   options?: { exclusive?: boolean },
 ) => Promise<void>;
 
-type Attempt = { error?: unknown; permanent?: string };
-
 interface SentRow {
   id: string;
   status: EmailStatus;
   error: string | null;
 }
 
+/** What one send leaves in the log row: the message's subject, and the relay's answer. */
+interface Outcome {
+  subject: string;
+  status: EmailStatus;
+  messageId: string | null;
+  error: string | null;
+  /** A temporary SMTP failure, thrown as is once recorded (Temporal retries the activity). */
+  temporary?: unknown;
+}
+
+/**
+ * How long the result of a send is retried while PostgreSQL is out of reach (a restart takes
+ * seconds), and the longest wait between two tries: within the email activities' one-minute
+ * start-to-close timeout.
+ */
+const RECORD_RETRY_MS = 30_000;
+const RECORD_RETRY_MAX_WAIT_MS = 2_000;
+
 /**
  * Sends one email at most once per business key: a retry after a success sends nothing. A 5xx
  * rejection is permanent (non-retryable, also for any later attempt with that key); anything else
- * is thrown as is, so Temporal retries it within the caller's window.
+ * is thrown as is, so Temporal retries it within the caller's window. The Message-ID is the key's
+ * (`messageIdFor`), so a message sent again is the same message to mail systems.
  *
  * `exclusive` is for keys that two activities may send at the same time (two runs alerting about
  * one order): the key's row stays locked while the message goes out, so only one sends it. Other
  * keys name one attempt, which Temporal never runs twice at once; they hold no connection during
  * SMTP (holding one per send would tie the database pool to the mail relay's speed), and cost two
- * statements: claim-and-read, then the result.
+ * statements: claim-and-read, then the result. That result is tried again while PostgreSQL is out
+ * of reach (issue 23, M6): given up, the row would stay `sending` and the activity's retry would
+ * send the message again. An exclusive key's result is written in its transaction, which a restart
+ * ends; its retry sends again, under the same Message-ID.
  */
-export function createSendOnce({ orm, mailer }: Pick<ActivityDeps, 'orm' | 'mailer'>): SendOnce {
-  async function attempt(em: EntityManager, log: SentRow, recipients: string[], render: (em: EntityManager) => Promise<RenderedMail>): Promise<Attempt> {
-    if (log.status === 'sent') return {};
-    if (log.status === 'failed') return { permanent: log.error ?? 'refused by the mail server' };
+export function createSendOnce({ orm, mailer, config }: Pick<ActivityDeps, 'orm' | 'mailer' | 'config'>): SendOnce {
+  const host = new URL(config.downloadLinks.siteUrl).hostname;
+
+  /** Sends unless the log row says it went out or was refused for good (then undefined). */
+  async function send(
+    em: EntityManager,
+    log: SentRow,
+    key: { businessKey: string; kind: EmailKind },
+    recipients: string[],
+    render: (em: EntityManager) => Promise<RenderedMail>,
+  ): Promise<Outcome | undefined> {
+    if (log.status !== 'sending') return undefined;
     const mail = await render(em);
-    let outcome: { status: EmailStatus; messageId: string | null; error: string | null };
-    let result: Attempt = {};
     try {
-      const { messageId } = await mailer.send({ to: recipients, ...mail });
-      outcome = { status: 'sent', messageId, error: null };
+      const { messageId } = await mailer.send({ to: recipients, ...mail, messageId: messageIdFor(key.kind, key.businessKey, host) });
+      return { subject: mail.subject, status: 'sent', messageId, error: null };
     } catch (error) {
       const permanent = isPermanentSmtpFailure(error);
-      outcome = { status: permanent ? 'failed' : 'sending', messageId: null, error: (error as Error).message };
-      result = permanent ? { permanent: outcome.error! } : { error };
+      return {
+        subject: mail.subject,
+        status: permanent ? 'failed' : 'sending',
+        messageId: null,
+        error: (error as Error).message,
+        temporary: permanent ? undefined : error,
+      };
     }
-    await em.execute(
+  }
+
+  function record(em: EntityManager, log: SentRow, outcome: Outcome): Promise<unknown> {
+    return em.execute(
       `update sent_email set subject = ?, status = ?, message_id = ?, error = ?,
          sent_at = case when ? = 'sent' then now() else sent_at end
        where id = ?`,
-      [mail.subject, outcome.status, outcome.messageId, outcome.error, outcome.status, log.id],
+      [outcome.subject, outcome.status, outcome.messageId, outcome.error, outcome.status, log.id],
     );
-    return result;
+  }
+
+  /** `record` on the pool, tried again for RECORD_RETRY_MS while PostgreSQL is out of reach. */
+  async function recordDurably(em: EntityManager, log: SentRow, outcome: Outcome, businessKey: string): Promise<void> {
+    const giveUpAt = Date.now() + RECORD_RETRY_MS;
+    for (let wait = 100; ; wait = Math.min(wait * 2, RECORD_RETRY_MAX_WAIT_MS)) {
+      try {
+        await record(em, log, outcome);
+        return;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || Date.now() + wait > giveUpAt) throw error;
+        Context.current().log.warn('database unavailable, will record the send again', { businessKey, message: (error as Error).message });
+        await sleep(wait);
+      }
+    }
   }
 
   return async (businessKey, kind, orgId, recipients, render, options = {}) => {
+    const key = { businessKey, kind };
     const claim = [orgId, kind, businessKey, JSON.stringify(recipients)];
     const claimSql = `insert into sent_email (id, organisation_id, kind, business_key, recipients, subject, status, created_at)
       values (gen_random_uuid(), ?, ?, ?, ?, '', 'sending', now()) on conflict (business_key) do nothing`;
-    let result: Attempt;
+    let log: SentRow;
+    let outcome: Outcome | undefined;
     if (options.exclusive) {
-      result = await orm.em.fork().transactional(async (tx) => {
+      ({ log, outcome } = await orm.em.fork().transactional(async (tx) => {
         await tx.execute(claimSql, claim);
-        const [log] = await tx.execute<SentRow[]>('select id, status, error from sent_email where business_key = ? for update', [businessKey]);
-        return attempt(tx, log, recipients, render);
-      });
+        const [row] = await tx.execute<SentRow[]>('select id, status, error from sent_email where business_key = ? for update', [businessKey]);
+        const sent = await send(tx, row, key, recipients, render);
+        if (sent) await record(tx, row, sent);
+        return { log: row, outcome: sent };
+      }));
     } else {
       const em = orm.em.fork();
-      const [log] = await em.execute<SentRow[]>(
+      [log] = await em.execute<SentRow[]>(
         `with claimed as (${claimSql} returning id, status, error)
          select id, status, error from claimed
          union all
          select id, status, error from sent_email where business_key = ? and not exists (select 1 from claimed)`,
         [...claim, businessKey],
       );
-      result = await attempt(em, log, recipients, render);
+      outcome = await send(em, log, key, recipients, render);
+      if (outcome) await recordDurably(em, log, outcome, businessKey);
     }
-    if (result.permanent !== undefined) throw ApplicationFailure.nonRetryable(result.permanent, 'PermanentSmtpFailure');
-    if (result.error !== undefined) {
-      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: (result.error as Error).message });
-      throw result.error;
+    if (outcome === undefined) {
+      // Sent or refused for good by an earlier attempt with this key.
+      if (log.status === 'failed') throw ApplicationFailure.nonRetryable(log.error ?? 'refused by the mail server', 'PermanentSmtpFailure');
+      return;
+    }
+    if (outcome.status === 'failed') throw ApplicationFailure.nonRetryable(outcome.error ?? 'refused by the mail server', 'PermanentSmtpFailure');
+    if (outcome.temporary !== undefined) {
+      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: outcome.error });
+      throw outcome.temporary;
     }
   };
 }

@@ -13,8 +13,7 @@ import { createSendOnce } from './send-once';
 const NOTICE_SENDERS = 5;
 
 export function versionNotificationActivities({ orm, mailer, config }: ActivityDeps) {
-  const sendOnce = createSendOnce({ orm, mailer });
-  const host = new URL(config.downloadLinks.siteUrl).hostname;
+  const sendOnce = createSendOnce({ orm, mailer, config });
 
   /**
    * Waits for this notice's turn (UPDATE_NOTICE_RATE): the organisation's notices are spaced 1/rate s
@@ -45,7 +44,6 @@ export function versionNotificationActivities({ orm, mailer, config }: ActivityD
         expiresAt: link.expiresAt,
         linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),
         unsubscribeUrl: `${config.downloadLinks.siteUrl}/unsubscribe/${token}`,
-        messageId: `<update.${context.versionId}.${purchaseId}@${host}>`,
       });
     });
   }

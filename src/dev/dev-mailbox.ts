@@ -36,6 +36,11 @@ export interface DevMailboxOptions {
   /** How many messages to keep, newest first; the oldest are dropped. Default 500. */
   maxMessages?: number;
   reject?: RecipientRejection | RecipientRejection[];
+  /**
+   * Runs once a message is received, before the 250 that accepts it: lets a test act between the
+   * relay's acceptance and the sender's record of it (e.g. stop the sender's database).
+   */
+  beforeAccept?: (mail: DevMail) => Promise<void>;
 }
 
 export interface DevMailbox {
@@ -110,8 +115,8 @@ export async function startDevMailbox(log: Logger, options: DevMailboxOptions = 
       callback(err);
     },
     onData: (stream, session, callback) => {
-      simpleParser(stream).then(
-        (parsed) => {
+      simpleParser(stream)
+        .then(async (parsed) => {
           const mail: DevMail = {
             id: randomUUID(),
             messageId: parsed.messageId ?? null,
@@ -123,16 +128,16 @@ export async function startDevMailbox(log: Logger, options: DevMailboxOptions = 
             headers: rawHeaders(parsed.headerLines),
             receivedAt: new Date(),
           };
+          await options.beforeAccept?.(mail);
           store.unshift(mail);
           if (store.length > maxMessages) store.length = maxMessages;
           for (const listener of listeners) listener(mail);
           callback();
-        },
-        (err: Error) => {
-          log.warn(`dev mailbox: could not parse a message: ${err.message}`);
+        })
+        .catch((err: Error) => {
+          log.warn(`dev mailbox: could not take a message: ${err.message}`);
           callback(err);
-        },
-      );
+        });
     },
   });
   server.on('error', (err) => log.warn(`dev mailbox: ${err.message}`));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { inSpan, SpanKind } from '../telemetry/tracing';
 
@@ -8,7 +9,7 @@ export interface OutgoingMail {
   html: string;
   /** Extra headers (List-Unsubscribe ...). */
   headers?: Record<string, string>;
-  /** A Message-ID of the caller's choosing (`<…>`), so a message sent twice is recognisably one. */
+  /** A Message-ID of the caller's choosing (`<…>`, see `messageIdFor`), so a message sent twice is recognisably one. */
   messageId?: string;
 }
 
@@ -40,4 +41,21 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
 export function isPermanentSmtpFailure(error: unknown): boolean {
   const code = (error as { responseCode?: unknown } | null)?.responseCode;
   return typeof code === 'number' && code >= 500 && code < 600;
+}
+
+/** A business key of ids and words only (`update:{version}:{purchase}`): readable as a Message-ID. */
+const PLAIN_KEY = /^[A-Za-z0-9-]+(?::[A-Za-z0-9-]+)*$/;
+
+/**
+ * The Message-ID of the email of `businessKey` (the sent-email log's unique key): the same on every
+ * attempt, so a message sent again (the relay accepted it, and the log's "sent" was lost) is the
+ * same message to mail systems, which collapse it. A plain key reads as itself, `:` as `.`
+ * (`<update.{version}.{purchase}@host>`); any other (an alert's key holds the platform's order id,
+ * any text) is its kind and SHA-256, which no plain key of ours spells.
+ */
+export function messageIdFor(kind: string, businessKey: string, host: string): string {
+  const local = PLAIN_KEY.test(businessKey)
+    ? businessKey.replaceAll(':', '.')
+    : `${kind}.sha256.${createHash('sha256').update(businessKey).digest('hex')}`;
+  return `<${local}@${host}>`;
 }

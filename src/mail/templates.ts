@@ -10,7 +10,6 @@ export interface RenderedMail {
   text: string;
   html: string;
   headers?: Record<string, string>;
-  messageId?: string;
 }
 
 export interface DownloadLinkLine {
@@ -158,8 +157,6 @@ export function updateNoticeMail(input: {
   orgName: string;
   customerName?: string;
   unsubscribeUrl: string;
-  /** Names this notice for this purchase, so a notice sent twice after a crash is recognisably one. */
-  messageId: string;
 } & DownloadLinkLine & LinkLifetime): RenderedMail {
   const greeting = greetingOf(input.customerName);
   const label = productLabel(input);
@@ -184,6 +181,5 @@ ${linkBlock(input)}
       'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     },
-    messageId: input.messageId,
   };
 }

@@ -7,8 +7,8 @@ function adminUrl(): string {
   return url;
 }
 
-async function withAdmin<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
-  const client = new PgClient({ connectionString: adminUrl() });
+async function withAdmin<T>(admin: string, work: (client: PgClient) => Promise<T>): Promise<T> {
+  const client = new PgClient({ connectionString: admin });
   await client.connect();
   try {
     return await work(client);
@@ -17,14 +17,17 @@ async function withAdmin<T>(work: (client: PgClient) => Promise<T>): Promise<T> 
   }
 }
 
-/** A fresh, empty database on the test server; `drop()` removes it. */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A fresh, empty database on the test server (or on the server of `admin`, a superuser's URL);
+ * `drop()` removes it.
+ */
+export async function createTestDatabase(admin = adminUrl()): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `delivery_test_${randomBytes(6).toString('hex')}`;
-  await withAdmin((c) => c.query(`create database ${name}`));
-  const url = new URL(adminUrl());
+  await withAdmin(admin, (c) => c.query(`create database ${name}`));
+  const url = new URL(admin);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => withAdmin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    drop: () => withAdmin(admin, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
   };
 }

@@ -27,6 +27,8 @@ export interface HarnessOptions {
   worker?: boolean;
   /** The worker runs the traced workflow bundle (OpenTelemetry's workflow interceptors). */
   tracedWorkflows?: boolean;
+  /** A superuser's URL of a PostgreSQL server of the test's own, to make the database on (default: the shared one). */
+  postgresAdminUrl?: string;
 }
 
 /** One test file's world: its own database, mailbox, task queue, worker and app, on the shared servers. */
@@ -50,7 +52,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const bundlePath = options.tracedWorkflows ? process.env.TEST_TRACED_WORKFLOW_BUNDLE : process.env.TEST_WORKFLOW_BUNDLE;
   if (!temporalAddress || !bundlePath) throw new Error('run the tests through jest: global setup starts Temporal');
 
-  const database = await createTestDatabase();
+  const database = await createTestDatabase(options.postgresAdminUrl);
   const mailbox = await startDevMailbox(silentLogger, { port: 0, ...options.mailbox });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-data-'));
   const config = loadConfig({

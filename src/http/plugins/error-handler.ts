@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import { uniqueViolationMessage } from '../../db/unique-keys';
 import { DomainError } from '../../domain/errors';
 import { ObjectTooLargeError } from '../../storage/file-storage';
@@ -59,15 +60,6 @@ const NOT_FOUND_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-
   '<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem">' +
   '<main><h1>Page not found</h1><p>There is no page at this address.</p><p><a href="/">Go to the dashboard</a></p></main></body></html>';
 
-/**
- * Every database connection busy past the pool's acquire timeout (knex's KnexTimeoutError, which
- * MikroORM may wrap in a DriverException) is overload, not a bug: the caller (a sales platform's
- * retry, a browser) may try again.
- */
-function isPoolExhausted(error: Error): boolean {
-  return error.name === 'KnexTimeoutError' || /Timeout acquiring a connection/.test(error.message);
-}
-
 /** The one error handler: domain errors keep their status, 4xx keep theirs, 5xx never leak. */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -79,7 +71,14 @@ export function registerErrorHandler(app: FastifyInstance): void {
     if (error.statusCode === undefined && MALFORMED_MULTIPART.test(error.message)) {
       return sendError(request, reply, 400, 'malformed multipart body');
     }
-    const status = error.statusCode ?? (isPoolExhausted(error) ? 503 : 500);
+    if (error.statusCode === undefined && isDatabaseUnavailable(error)) {
+      // Overload or PostgreSQL restarting: the caller (a sales platform's retry, a browser) may try
+      // again in a moment, and nothing was recorded (decisions §4).
+      request.log.warn({ err: error }, 'database unavailable');
+      reply.header('retry-after', '1');
+      return sendError(request, reply, 503, 'service unavailable');
+    }
+    const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendError(request, reply, status, error.message);
     request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, status === 503 ? 503 : 500, status === 503 ? 'service unavailable' : 'internal server error');
