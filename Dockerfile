@@ -3,7 +3,7 @@
 # (`node dist/src/temporal/worker-main.js`). Debian slim, not Alpine: Temporal's native core
 # (@temporalio/core-bridge) is built against glibc and fails to load on musl (ERR_DLOPEN_FAILED).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # Dependencies first, so source edits reuse this layer.
 COPY package.json package-lock.json ./
@@ -12,7 +12,7 @@ COPY . .
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
