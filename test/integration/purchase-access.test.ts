@@ -189,6 +189,46 @@ describe('download limits and re-arm', () => {
     expect(rearms[0].detail).toContain(email);
   });
 
+  /** Fetches one range of a file through a link; answers the status once the body is read. */
+  async function ranged(url: string, range: string): Promise<number> {
+    const response = await fetch(url, { headers: { range } });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  test('the limit is the purchase\'s across its links: a file pieced together from two links counts, then every link is closed', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Split Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 1 });
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const second = await issueToken(h, purchaseId);
+    const url = (t: string) => `${base}/d/${t}/files/${limited.fileId}`;
+    const size = limited.fileBytes.length;
+
+    // All but the last byte from one link, the last byte from the other: the whole file, one completed transfer.
+    expect(await ranged(url(token), `bytes=0-${size - 2}`)).toBe(206);
+    expect(await ranged(url(second), `bytes=${size - 1}-`)).toBe(206);
+    await transfersOf(purchaseId, 1);
+    for (const t of [token, second]) expect(await ranged(url(t), `bytes=0-${size - 2}`)).toBe(410);
+  });
+
+  test('bytes that never complete a file count too: a purchase is sent at most limit × size bytes of a file', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Budget Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 2 });
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const second = await issueToken(h, purchaseId);
+    const url = (t: string) => `${base}/d/${t}/files/${limited.fileId}`;
+    const size = limited.fileBytes.length;
+
+    // Everything but the last byte, again and again from either link: never a completed transfer,
+    // but after two nearly whole copies the third would go past 2 × size bytes.
+    const statuses: number[] = [];
+    for (const t of [token, second, token, second]) statuses.push(await ranged(url(t), `bytes=0-${size - 2}`));
+    expect(statuses).toEqual([206, 206, 410, 410]);
+    const page = await fetch(url(second), { headers: { range: 'bytes=0-9' } });
+    expect(page.status).toBe(410);
+    expect(await page.text()).toContain('limit');
+  });
+
   test('re-arming a revoked purchase is 409 and sends nothing', async () => {
     const { purchaseId } = await seedPurchase(h, callers.orgId, product);
     await api('POST', `/api/purchases/${purchaseId}/revoke`, callers.owner);
