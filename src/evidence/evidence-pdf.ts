@@ -179,13 +179,17 @@ function accessesSection(doc: Doc, record: EvidenceRecord): void {
   ];
   const cells = record.accesses.map((access) => [
     time(access.at),
-    access.kind,
+    access.count === 1 ? access.kind : `${access.kind} (${groupDigits(access.count)} times)`,
     access.ip ?? NONE,
     access.userAgent ?? NONE,
     access.file ?? NONE,
     access.bytes === null ? NONE : groupDigits(access.bytes),
   ]);
   listSection(doc, 'Page opens and file transfers', columns, cells, 'No page opens or file transfers were recorded.');
+  if (record.accessesNotListed > 0) {
+    doc.y += 4;
+    note(doc, `The newest ${groupDigits(record.accesses.length)} entries; ${groupDigits(record.accessesNotListed)} older entries are not listed.`);
+  }
 }
 
 function staffSection(doc: Doc, record: EvidenceRecord): void {
