@@ -132,6 +132,22 @@ test('300 accesses flow onto further pages, every one of them shown', async () =
   for (const access of record.accesses) expect(text).toContain(formatEvidenceTime(access.at));
 });
 
+test('the PDF is drawn off the main thread: its event loop turns while a long record renders', async () => {
+  await renderEvidencePdf(sampleRecord()); // pdfkit loaded: what follows is drawing only
+  const record = sampleRecord();
+  record.accesses = Array.from({ length: 200 }, (_, i) => ({ ...sampleRecord().accesses[1], at: new Date(Date.UTC(2026, 10, 21) + i * 1000).toISOString() }));
+  const order: string[] = [];
+  const rendering = renderEvidencePdf(record).then(() => order.push('pdf'));
+  await new Promise((resolve) => setImmediate(resolve));
+  order.push('event loop');
+  await rendering;
+  expect(order).toEqual(['event loop', 'pdf']);
+});
+
+test('a drawing that outlasts its timeout ends the worker and answers 503', async () => {
+  await expect(renderEvidencePdf(sampleRecord(), 1)).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/too long/) });
+});
+
 test('a record that leaves older accesses out says how many', async () => {
   const record = sampleRecord();
   record.accessesNotListed = 2_801;
