@@ -24,6 +24,11 @@ export const LINK_ORIGIN_LABELS: Record<LinkOrigin, string> = {
  */
 export const EVIDENCE_ACCESS_ROWS = 200;
 
+/** How an access reads in the PDF and on the purchase page: "page open", or "page open (3 times)". */
+export function accessLabel(access: Pick<EvidenceRecord['accesses'][number], 'kind' | 'count'>): string {
+  return access.count === 1 ? access.kind : `${access.kind} (${access.count} times)`;
+}
+
 export interface EvidenceDeliveryEntry {
   id: string;
   platform: string;

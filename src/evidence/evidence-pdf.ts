@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type PDFKitDocument from 'pdfkit';
-import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
+import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
 import { ServiceUnavailableError } from '../domain/errors';
 
 /**
@@ -227,7 +227,7 @@ function accessesSection(doc: Doc, record: EvidenceRecord): void {
   ];
   const cells = record.accesses.map((access) => [
     time(access.at),
-    access.count === 1 ? access.kind : `${access.kind} (${groupDigits(access.count)} times)`,
+    accessLabel(access),
     access.ip ?? NONE,
     access.userAgent ?? NONE,
     access.file ?? NONE,

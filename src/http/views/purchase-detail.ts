@@ -1,4 +1,4 @@
-import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
+import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
 import type { RevokeReason } from '../../domain/statuses';
 import type { PurchaseRow } from '../../purchases/purchase-rows';
 import { limitReached } from '../../domain/download-links';
@@ -132,7 +132,7 @@ function accessesSection(e: EvidenceRecord): SafeHtml {
     <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">File</th><th scope="col" class="num">Bytes</th>
       <th scope="col">IP</th><th scope="col">Browser</th></tr></thead>
     <tbody>${shown.length === 0 ? emptyRow(6, 'The buyer has not opened a link yet.') : shown.map((a) => html`<tr>
-      <td>${when(a.at)}</td><td>${a.count === 1 ? a.kind : `${a.kind} (${a.count} times)`}</td><td>${a.file ?? html`<span class="muted">—</span>`}</td>
+      <td>${when(a.at)}</td><td>${accessLabel(a)}</td><td>${a.file ?? html`<span class="muted">—</span>`}</td>
       <td class="num">${a.bytes === null ? '' : html`<span title="${String(a.bytes)} bytes">${bytes(a.bytes)}</span>`}</td>
       <td>${a.ip ? html`<code>${a.ip}</code>` : ''}</td><td class="small">${a.userAgent ?? ''}</td></tr>`)}</tbody>
   </table></div>
