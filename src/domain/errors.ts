@@ -17,3 +17,4 @@ export class ConflictError extends DomainError { readonly status = 409; }
 export class PayloadTooLargeError extends DomainError { readonly status = 413; }
 export class UnsupportedMediaTypeError extends DomainError { readonly status = 415; }
 export class UnprocessableError extends DomainError { readonly status = 422; }
+export class ServiceUnavailableError extends DomainError { readonly status = 503; }

@@ -17,6 +17,18 @@ export const LINK_ORIGIN_LABELS: Record<LinkOrigin, string> = {
   'update-notice': 'New version notice',
 };
 
+/**
+ * How many page opens, file transfers and download-completes a record lists: the newest. A link
+ * holder can add entries for as long as the link works; the record, the PDF and the purchase page
+ * stay one bounded read and draw, and say how many older entries they leave out.
+ */
+export const EVIDENCE_ACCESS_ROWS = 200;
+
+/** How an access reads in the PDF and on the purchase page: "page open", or "page open (3 times)". */
+export function accessLabel(access: Pick<EvidenceRecord['accesses'][number], 'kind' | 'count'>): string {
+  return access.count === 1 ? access.kind : `${access.kind} (${access.count} times)`;
+}
+
 export interface EvidenceDeliveryEntry {
   id: string;
   platform: string;
@@ -55,7 +67,7 @@ export interface EvidenceRecord {
   receipts: Array<{ status: string; acceptedAt: string | null; messageId: string | null; recipients: string[]; subject: string }>;
   /** Every download link issued for the purchase. */
   links: Array<{ issuedAt: string; via: LinkOrigin; expiresAt: string; usedAt: string | null }>;
-  /** Every page open and completed file transfer, in time order. */
+  /** The newest EVIDENCE_ACCESS_ROWS page opens, completed file transfers and download-completes, in time order. */
   accesses: Array<{
     at: string;
     kind: 'page open' | 'file transfer' | 'download complete';
@@ -63,7 +75,11 @@ export interface EvidenceRecord {
     userAgent: string | null;
     file: string | null;
     bytes: number | null;
+    /** How many times: the page opens of one link within a minute are one entry (the first's time, IP and user agent). */
+    count: number;
   }>;
+  /** The older entries of that kind that `accesses` leaves out. */
+  accessesNotListed: number;
   /** Staff actions on the purchase (revoke, restore, re-arm). */
   staffActions: Array<{ at: string; action: string; by: string | null; detail: string | null }>;
 }

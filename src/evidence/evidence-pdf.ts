@@ -1,11 +1,58 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type PDFKitDocument from 'pdfkit';
-import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
+import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
+import { ServiceUnavailableError } from '../domain/errors';
 
 /**
  * The dispute evidence record rendered as a PDF a person reads (decisions §11): A4, pdfkit's
  * built-in Helvetica (no font files to ship), headed sections, table-like lists that wrap long
  * values and flow onto further pages with their column headings repeated, "Page n of m" footers.
+ * Drawn in a worker thread: pdfkit lays out synchronously, and an API process's event loop must
+ * keep answering (/healthz, downloads) while it does.
  */
+
+/** Longer than any record of EVIDENCE_ACCESS_ROWS accesses takes; past it the worker is ended and the request answered 503. */
+export const EVIDENCE_PDF_TIMEOUT_MS = 20_000;
+
+/** The worker's entry beside this file: `.js` in the build, `.ts` when run from the sources (ts-jest). */
+const WORKER_FILE = path.join(__dirname, `evidence-pdf-worker${path.extname(__filename)}`);
+
+/**
+ * Node 20 cannot load TypeScript: from the sources, the worker compiles what it requires with the
+ * typescript package (a dev dependency, present wherever the sources run) before loading its entry.
+ */
+function typeScriptWorkerSource(): string {
+  return `
+    const fs = require('node:fs');
+    const ts = require(${JSON.stringify(require.resolve('typescript'))});
+    require.extensions['.ts'] = (module, filename) => {
+      const source = fs.readFileSync(filename, 'utf8');
+      const options = { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true };
+      module._compile(ts.transpileModule(source, { fileName: filename, compilerOptions: options }).outputText, filename);
+    };
+    require(${JSON.stringify(WORKER_FILE)});`;
+}
+
+/** Renders the record in a worker thread; rejects with a 503 when it takes longer than `timeoutMs` (the worker is ended). */
+export function renderEvidencePdf(record: EvidenceRecord, timeoutMs = EVIDENCE_PDF_TIMEOUT_MS): Promise<Buffer> {
+  const worker = WORKER_FILE.endsWith('.ts')
+    ? new Worker(typeScriptWorkerSource(), { eval: true, workerData: record })
+    : new Worker(WORKER_FILE, { workerData: record });
+  return new Promise<Buffer>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new ServiceUnavailableError('the evidence PDF took too long to draw; the JSON record has the same facts'));
+      void worker.terminate();
+    }, timeoutMs);
+    // Whichever comes first settles the promise; the others change nothing.
+    worker.once('message', (pdf: Uint8Array) => resolve(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength)));
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the evidence PDF worker stopped (exit code ${code}) without a PDF`));
+    });
+  });
+}
 
 type Doc = PDFKit.PDFDocument;
 
@@ -31,7 +78,8 @@ interface Column {
   bold?: boolean;
 }
 
-export async function renderEvidencePdf(record: EvidenceRecord): Promise<Buffer> {
+/** Draws the record on the calling thread: the worker's job (evidence-pdf-worker.ts). */
+export async function drawEvidencePdf(record: EvidenceRecord): Promise<Buffer> {
   const generatedAt = new Date(record.generatedAt);
   // Loaded on the first PDF asked for: pdfkit and its fonts cost every API process about 24 MB of
   // memory, and few of them ever draw a PDF.
@@ -179,13 +227,17 @@ function accessesSection(doc: Doc, record: EvidenceRecord): void {
   ];
   const cells = record.accesses.map((access) => [
     time(access.at),
-    access.kind,
+    accessLabel(access),
     access.ip ?? NONE,
     access.userAgent ?? NONE,
     access.file ?? NONE,
     access.bytes === null ? NONE : groupDigits(access.bytes),
   ]);
   listSection(doc, 'Page opens and file transfers', columns, cells, 'No page opens or file transfers were recorded.');
+  if (record.accessesNotListed > 0) {
+    doc.y += 4;
+    note(doc, `The newest ${groupDigits(record.accesses.length)} entries; ${groupDigits(record.accessesNotListed)} older entries are not listed.`);
+  }
 }
 
 function staffSection(doc: Doc, record: EvidenceRecord): void {

@@ -1,6 +1,6 @@
 /**
  * Re-arm (decisions §10): a buyer who reached the download limit, or lost the link, gets a clean
- * slate. The count restarts, every open link of the purchase stops working, and a fresh link is
+ * slate. The count and the bytes sent restart, every open link of the purchase stops working, and a fresh link is
  * emailed to the purchase's own address by a freshLinks run recorded in the outbox with the change.
  */
 import { randomUUID } from 'node:crypto';
@@ -8,6 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import { freshLinksWorkflowId, type FreshLinksAsk } from '../domain/fresh-links';
 import { isUuid } from '../domain/uuid';
+import { forgetPurchaseCoverage } from './downloads';
 import { logStaffAction, type StaffActor } from './revocations';
 import { enqueueDispatches } from './workflow-outbox';
 
@@ -29,6 +30,7 @@ export async function rearmPurchase(em: EntityManager, orgId: string, purchaseId
     if (!purchase) throw new NotFoundError('purchase not found');
     if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before re-arming');
     await tx.execute('update purchase set downloads_counted_from = ? where id = ?', [now, purchaseId]);
+    await forgetPurchaseCoverage(tx, purchaseId);
     await tx.execute(
       'update download_token set expires_at = ? where purchase_id = ? and used_at is null and expires_at > ?',
       [now, purchaseId, now],

@@ -128,24 +128,39 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
   };
 }
 
+/** Page opens of one link this close together are one activity entry with a count (security review M3). */
+export const PAGE_OPEN_WINDOW_MS = 60_000;
+
 /**
  * Opening a valid link moves its expiry to a link lifetime from now (decisions §6) and is a page
- * open in the purchase's activity (the dispute evidence lists them), in one statement. Returns the
- * link as it now stands: a link used or expired meanwhile is returned in that state, unchanged.
+ * open in the purchase's activity (the dispute evidence lists them): a new entry, or one more on
+ * the link's entry of the last minute, so reloading a page cannot add rows without bound. One
+ * transaction; the token's row lock orders concurrent opens of one link, so the second finds the
+ * first's entry. Returns the link as it now stands: a link used or expired meanwhile is returned
+ * in that state, unchanged.
  */
 export async function openDownloadLink(em: EntityManager, link: DownloadLink, requester: Requester, now: Date, ttlMs: number): Promise<DownloadLink> {
   if (link.state !== 'valid' || link.revoked) return link;
-  const rows = await em.execute<Array<{ expires_at: Date | string }>>(
-    `with opened as (
-       update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning id, expires_at),
-     logged as (
-       insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, ip, user_agent, created_at)
-       select gen_random_uuid(), ?, 'page_open', ?, id, ?, ?, ? from opened)
-     select expires_at from opened`,
-    [downloadLinkExpiry(now, ttlMs), link.tokenId, now, link.orgId, link.purchaseId, requester.ip, requester.userAgent, now],
-  );
-  if (rows.length === 0) return { ...link, state: 'used' };
-  return { ...link, expiresAt: new Date(rows[0].expires_at) };
+  return em.transactional(async (tx) => {
+    const [opened] = await tx.execute<Array<{ expires_at: Date | string }>>(
+      'update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning expires_at',
+      [downloadLinkExpiry(now, ttlMs), link.tokenId, now],
+    );
+    if (!opened) return { ...link, state: 'used' };
+    const repeated = await tx.execute<Array<{ id: string }>>(
+      `update activity_log_entry set occurrences = occurrences + 1
+       where purchase_id = ? and kind = 'page_open' and token_id = ? and created_at > ? returning id`,
+      [link.purchaseId, link.tokenId, new Date(now.getTime() - PAGE_OPEN_WINDOW_MS)],
+    );
+    if (repeated.length === 0) {
+      await tx.execute(
+        `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, ip, user_agent, created_at)
+         values (gen_random_uuid(), ?, 'page_open', ?, ?, ?, ?, ?)`,
+        [link.orgId, link.purchaseId, link.tokenId, requester.ip, requester.userAgent, now],
+      );
+    }
+    return { ...link, expiresAt: new Date(opened.expires_at) };
+  });
 }
 
 const FILE_COLUMNS = 'f.id, f.name, f.size, f.sha256, f.storage_key, f.content_type, f.created_at';
@@ -176,12 +191,39 @@ export async function findLinkFile(em: EntityManager, link: DownloadLink, fileId
   return row ? toFile(row) : null;
 }
 
+/** The most separate byte ranges a coverage keeps: a piece that would make more is not added (its bytes still count as sent). */
+export const MAX_COVERAGE_RANGES = 16;
+
+/**
+ * Counts the bytes `start`..`end` (inclusive) of a file as sent to the link's purchase before they
+ * go out, unless that would take the purchase past its byte budget: download limit × file size
+ * since the purchase or its last re-arm (decisions §10; security review M2). Pieces that never
+ * complete a file, or a response cut short, still cost their bytes, so no mix of links and ranges
+ * gets more than `limit` copies out. Returns false, counting nothing, when over the budget; an
+ * unlimited purchase is always let through (its bytes are counted all the same).
+ */
+export async function reserveBytes(em: EntityManager, link: DownloadLink, file: DownloadFile, range: { start: number; end: number }, now: Date): Promise<boolean> {
+  const budget = link.allowance.allowed === null ? null : link.allowance.allowed * file.size;
+  const rows = await em.execute<Array<{ purchase_id: string }>>(
+    `insert into download_coverage (purchase_id, file_id, served, bytes_sent, updated_at)
+     select ?::uuid, ?::uuid, '{}'::int8multirange, ?::int8, ?::timestamptz where ?::int8 is null or ?::int8 <= ?::int8
+     on conflict (purchase_id, file_id) do update
+       set bytes_sent = download_coverage.bytes_sent + excluded.bytes_sent, updated_at = excluded.updated_at
+       where ?::int8 is null or download_coverage.bytes_sent + excluded.bytes_sent <= ?::int8
+     returning purchase_id`,
+    [link.purchaseId, file.id, range.end - range.start + 1, now, budget, range.end - range.start + 1, budget, budget, budget],
+  );
+  return rows.length > 0;
+}
+
 /**
  * Records that bytes `start`..`end` (inclusive) of a file went out to a link, and writes the ledger
- * entry of a completed transfer (what the downloads report lists) when the bytes served to that
- * link for that file since its last completed transfer cover the whole file: repeating one range
- * never counts twice, and a transfer resumed in pieces counts once. Returns whether it counted.
- * One transaction; the coverage row's lock orders concurrent pieces of one transfer.
+ * entry of a completed transfer (what the downloads report lists) when the bytes served to the
+ * link's purchase for that file since its last completed transfer cover the whole file, whichever
+ * links served them: repeating one range never counts twice, and a transfer resumed in pieces
+ * counts once. The coverage stays coarse: pieces merge, and one that would leave more than
+ * MAX_COVERAGE_RANGES separate ranges is left out. Returns whether it counted. One transaction; the
+ * coverage row's lock orders concurrent pieces of one transfer.
  */
 export async function recordBytesServed(
   em: EntityManager,
@@ -193,15 +235,17 @@ export async function recordBytesServed(
 ): Promise<boolean> {
   return em.transactional(async (tx) => {
     const [row] = await tx.execute<Array<{ complete: boolean }>>(
-      `insert into download_coverage (token_id, file_id, served, updated_at)
+      `insert into download_coverage (purchase_id, file_id, served, updated_at)
        values (?, ?, int8multirange(int8range(?, ?)), ?)
-       on conflict (token_id, file_id) do update
-         set served = download_coverage.served + excluded.served, updated_at = excluded.updated_at
+       on conflict (purchase_id, file_id) do update
+         set served = case when (select count(*) from unnest(download_coverage.served + excluded.served)) <= ${MAX_COVERAGE_RANGES}
+                           then download_coverage.served + excluded.served else download_coverage.served end,
+             updated_at = excluded.updated_at
        returning served @> int8range(0, ?) as complete`,
-      [link.tokenId, file.id, range.start, range.end + 1, now, file.size],
+      [link.purchaseId, file.id, range.start, range.end + 1, now, file.size],
     );
     if (!row.complete) return false;
-    await tx.execute('delete from download_coverage where token_id = ? and file_id = ?', [link.tokenId, file.id]);
+    await tx.execute(`update download_coverage set served = '{}' where purchase_id = ? and file_id = ?`, [link.purchaseId, file.id]);
     await tx.execute(
       `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
        values (gen_random_uuid(), ?, 'file_download', ?, ?, ?, ?, ?, ?, ?)`,
@@ -211,12 +255,18 @@ export async function recordBytesServed(
   });
 }
 
+/** Re-arm (decisions §10): the purchase starts from nothing, its bytes sent and any unfinished transfer forgotten. */
+export async function forgetPurchaseCoverage(em: EntityManager, purchaseId: string): Promise<void> {
+  await em.execute('delete from download_coverage where purchase_id = ?', [purchaseId]);
+}
+
 /** Coverage untouched for this long belongs to a transfer nobody finished: housekeeping forgets it. */
 export const IDLE_COVERAGE_MS = 30 * 24 * 3_600_000;
 
+/** Clears idle coverage; the row and its bytes sent stay, so waiting never refills a byte budget. */
 export async function pruneIdleCoverage(em: EntityManager, now: Date): Promise<number> {
   const result = await em.execute<{ affectedRows: number }>(
-    'delete from download_coverage where updated_at < ?',
+    `update download_coverage set served = '{}' where updated_at < ? and not isempty(served)`,
     [new Date(now.getTime() - IDLE_COVERAGE_MS)],
     'run',
   );

@@ -1,12 +1,13 @@
 /**
  * Gathers the dispute evidence record of one purchase (decisions §11) from what the service keeps
  * anyway: the purchase, its order's delivery log entries, the receipt's sent-email rows, the links
- * issued, and the purchase's activity log (page opens, transfers, staff actions). Read-only.
+ * issued, and the purchase's activity log (the newest page opens and transfers with the count of
+ * the rest, staff actions). Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoUtc } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
-import type { EvidenceDeliveryEntry, EvidenceRecord, LinkOrigin } from '../domain/evidence';
+import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord, type LinkOrigin } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';
 import { displayAmount } from '../purchases/purchase-rows';
 
@@ -35,6 +36,8 @@ const ACCESS_KINDS: Record<string, EvidenceRecord['accesses'][number]['kind']> =
   file_download: 'file transfer',
   download_session: 'download complete',
 };
+/** The access kinds as an SQL list (constants of this module, never input). */
+const ACCESS_KINDS_SQL = Object.keys(ACCESS_KINDS).map((kind) => `'${kind}'`).join(', ');
 
 export async function purchaseEvidence(em: EntityManager, orgId: string, purchaseId: string, now: Date): Promise<EvidenceRecord> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
@@ -79,15 +82,24 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
      from download_token where purchase_id = ? order by created_at, id`,
     [purchaseId],
   );
-  const activity = await em.execute<Array<{
+  const accesses = await em.execute<Array<{
     kind: string; at: string; ip: string | null; user_agent: string | null; file: string | null; bytes: string | number | null;
-    actor: string | null; detail: string | null;
+    occurrences: number; total: string | number;
   }>>(
-    `select a.kind, ${isoUtc('a.created_at')} as at, a.ip, a.user_agent, f.name as file, a.bytes, a.actor, a.detail
+    `select a.kind, ${isoUtc('a.created_at')} as at, a.ip, a.user_agent, f.name as file, a.bytes, a.occurrences, count(*) over () as total
      from activity_log_entry a left join version_file f on f.id = a.file_id
-     where a.purchase_id = ? order by a.created_at, a.id`,
+     where a.purchase_id = ? and a.kind in (${ACCESS_KINDS_SQL})
+     order by a.created_at desc, a.id desc limit ?`,
+    [purchaseId, EVIDENCE_ACCESS_ROWS],
+  );
+  const staffActions = await em.execute<Array<{ kind: string; at: string; actor: string | null; detail: string | null }>>(
+    `select a.kind, ${isoUtc('a.created_at')} as at, a.actor, a.detail from activity_log_entry a
+     where a.purchase_id = ? and a.kind not in (${ACCESS_KINDS_SQL})
+     order by a.created_at, a.id`,
     [purchaseId],
   );
+  // Every row carries the count of all (a window over the rows before the limit).
+  const accessesTotal = accesses.length === 0 ? 0 : Number(accesses[0].total);
 
   return {
     generatedAt: now.toISOString(),
@@ -108,9 +120,11 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
     },
     receipts: receipts.map((r) => ({ status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject })),
     links: links.map((l) => ({ issuedAt: l.created_at, via: l.issued_via, expiresAt: l.expires_at, usedAt: l.used_at })),
-    accesses: activity.filter((a) => a.kind in ACCESS_KINDS).map((a) => ({
+    accesses: [...accesses].reverse().map((a) => ({
       at: a.at, kind: ACCESS_KINDS[a.kind], ip: a.ip, userAgent: a.user_agent, file: a.file, bytes: a.bytes === null ? null : Number(a.bytes),
+      count: a.occurrences,
     })),
-    staffActions: activity.filter((a) => !(a.kind in ACCESS_KINDS)).map((a) => ({ at: a.at, action: a.kind, by: a.actor, detail: a.detail })),
+    accessesNotListed: accessesTotal - accesses.length,
+    staffActions: staffActions.map((a) => ({ at: a.at, action: a.kind, by: a.actor, detail: a.detail })),
   };
 }

@@ -8,8 +8,9 @@ import { pruneSessions } from './user-sessions';
 /**
  * Deletes rows that have served their purpose, in every API process every HOUSEKEEPING_INTERVAL
  * (the deletes are idempotent, so processes need not agree on who does it): rate-limit counters
- * whose window has passed, download coverage nobody added to for 30 days, signed nonces older
- * than the replay window, and dashboard sessions idle past their timeout or older than their cap.
+ * whose window has passed, download coverage nobody added to for 30 days (cleared, its bytes sent
+ * kept), signed nonces older than the replay window, and dashboard sessions idle past their timeout
+ * or older than their cap.
  */
 export class Housekeeping {
   private timer: NodeJS.Timeout | undefined;

@@ -189,6 +189,46 @@ describe('download limits and re-arm', () => {
     expect(rearms[0].detail).toContain(email);
   });
 
+  /** Fetches one range of a file through a link; answers the status once the body is read. */
+  async function ranged(url: string, range: string): Promise<number> {
+    const response = await fetch(url, { headers: { range } });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  test('the limit is the purchase\'s across its links: a file pieced together from two links counts, then every link is closed', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Split Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 1 });
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const second = await issueToken(h, purchaseId);
+    const url = (t: string) => `${base}/d/${t}/files/${limited.fileId}`;
+    const size = limited.fileBytes.length;
+
+    // All but the last byte from one link, the last byte from the other: the whole file, one completed transfer.
+    expect(await ranged(url(token), `bytes=0-${size - 2}`)).toBe(206);
+    expect(await ranged(url(second), `bytes=${size - 1}-`)).toBe(206);
+    await transfersOf(purchaseId, 1);
+    for (const t of [token, second]) expect(await ranged(url(t), `bytes=0-${size - 2}`)).toBe(410);
+  });
+
+  test('bytes that never complete a file count too: a purchase is sent at most limit × size bytes of a file', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Budget Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 2 });
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const second = await issueToken(h, purchaseId);
+    const url = (t: string) => `${base}/d/${t}/files/${limited.fileId}`;
+    const size = limited.fileBytes.length;
+
+    // Everything but the last byte, again and again from either link: never a completed transfer,
+    // but after two nearly whole copies the third would go past 2 × size bytes.
+    const statuses: number[] = [];
+    for (const t of [token, second, token, second]) statuses.push(await ranged(url(t), `bytes=0-${size - 2}`));
+    expect(statuses).toEqual([206, 206, 410, 410]);
+    const page = await fetch(url(second), { headers: { range: 'bytes=0-9' } });
+    expect(page.status).toBe(410);
+    expect(await page.text()).toContain('limit');
+  });
+
   test('re-arming a revoked purchase is 409 and sends nothing', async () => {
     const { purchaseId } = await seedPurchase(h, callers.orgId, product);
     await api('POST', `/api/purchases/${purchaseId}/revoke`, callers.owner);
@@ -211,7 +251,7 @@ describe('dispute evidence', () => {
     expect(json.status).toBe(200);
     const record = await json.json();
     expect(Object.keys(record).sort()).toEqual(
-      ['accesses', 'customer', 'generatedAt', 'links', 'order', 'purchase', 'receipts', 'seller', 'staffActions'],
+      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'links', 'order', 'purchase', 'receipts', 'seller', 'staffActions'],
     );
     expect(record.order).toMatchObject({ source: 'api', externalOrderId: 'ORDER-EVIDENCE-77', amount: '10.00', currency: 'USD' });
     expect(record.customer.email).toBe('evidence@example.com');
@@ -237,5 +277,44 @@ describe('dispute evidence', () => {
       expect(text).toContain(`${access.at.slice(0, 10)} ${access.at.slice(11, 19)} UTC`);
     }
     expect((await api('GET', `/api/purchases/${purchaseId}/evidence?format=docx`, callers.owner)).status).toBe(400);
+  });
+
+  test('opening a link again and again within a minute is one page-open entry with a count', async () => {
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, product);
+    // Ten at once (the token's lock orders them), then ten more one by one.
+    const opens = await Promise.all(Array.from({ length: 10 }, () => fetch(pageUrl(token)).then((r) => r.status)));
+    for (let i = 0; i < 10; i += 1) opens.push((await fetch(pageUrl(token))).status);
+    expect(opens).toEqual(Array(20).fill(200));
+    const rows = await h.orm.em.fork().find(ActivityLogEntry, { purchase: purchaseId, kind: 'page_open' });
+    expect(rows).toHaveLength(1);
+    const record = await (await api('GET', `/api/purchases/${purchaseId}/evidence`, callers.owner)).json();
+    expect(record.accesses).toEqual([expect.objectContaining({ kind: 'page open', count: 20 })]);
+  });
+
+  test('a purchase with thousands of entries: the record lists the newest 200 and counts the rest, in JSON and in the PDF', async () => {
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, product);
+    // 3,000 page opens a day apart, older than anything the requests below write.
+    await h.orm.em.fork().execute(
+      `insert into activity_log_entry (id, organisation_id, kind, purchase_id, ip, user_agent, created_at)
+       select gen_random_uuid(), p.organisation_id, 'page_open', p.id, '198.51.100.7', 'Flood/' || i, now() - make_interval(days => 3001 - i)
+       from purchase p, generate_series(1, 3000) i where p.id = ?`,
+      [purchaseId],
+    );
+    expect(await download(token, 'NewestBrowser/1.0')).toBe(200);
+    await transfersOf(purchaseId, 1);
+
+    const record = await (await api('GET', `/api/purchases/${purchaseId}/evidence`, callers.owner)).json();
+    expect(record.accesses).toHaveLength(200);
+    expect(record.accessesNotListed).toBe(2801);
+    // The newest, in time order: the transfer last, the oldest flood entries left out.
+    expect(record.accesses[199]).toMatchObject({ kind: 'file transfer', userAgent: 'NewestBrowser/1.0' });
+    expect(record.accesses[0].userAgent).toBe('Flood/2802');
+
+    const pdf = await api('GET', `/api/purchases/${purchaseId}/evidence?format=pdf`, callers.owner);
+    expect(pdf.status).toBe(200);
+    const text = await pdfText(Buffer.from(await pdf.arrayBuffer()));
+    expect(text).toContain('2,801 older entries are not listed');
+    expect(text).toContain('Flood/3000');
+    expect(text).not.toContain('Flood/2801');
   });
 });

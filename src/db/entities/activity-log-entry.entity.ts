@@ -11,12 +11,15 @@ export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
 /**
  * The purchase's activity: the download ledger (one `file_download` per completed file transfer,
  * what the report lists; one `download_session` per download-complete call; one `page_open` per
- * opening of the download page) and staff actions on it (`revoke`, `restore`, `rearm`, with who).
+ * link per minute, counting the openings in `occurrences`) and staff actions on it (`revoke`,
+ * `restore`, `rearm`, with who). Read by purchase, kind and time for the download limit, the page
+ * opens' de-duplication and the evidence record.
  */
 @Entity({ tableName: 'activity_log_entry' })
 @Index({ properties: ['organisation', 'kind', 'createdAt'] })
+@Index({ properties: ['purchase', 'kind', 'createdAt'] })
 export class ActivityLogEntry {
-  [OptionalProps]?: 'createdAt' | 'token' | 'file' | 'bytes' | 'ip' | 'userAgent' | 'actor' | 'detail';
+  [OptionalProps]?: 'createdAt' | 'token' | 'file' | 'bytes' | 'ip' | 'userAgent' | 'actor' | 'detail' | 'occurrences';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -52,6 +55,10 @@ export class ActivityLogEntry {
   /** Staff actions: what was done (a revoke's reason, a re-arm's recipient). */
   @Property({ type: 'text', nullable: true })
   detail: string | null = null;
+
+  /** How many times it happened: page opens of one link within a minute share one entry. */
+  @Property({ type: 'integer', default: 1 })
+  occurrences: number = 1;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

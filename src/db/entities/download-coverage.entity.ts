@@ -1,14 +1,17 @@
-import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { BigIntType, Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
 
 /**
- * The bytes of one file served to one link since its last completed transfer, as a PostgreSQL
- * int8multirange of half-open byte ranges. A transfer counts in the downloads ledger only when the
- * ranges served cover the whole file; the row is then cleared. Written by raw SQL only.
+ * What one purchase was sent of one file, whichever of its links asked (decisions §10: the limit
+ * is the purchase's). `served`: the byte ranges sent since the last completed transfer, as a
+ * PostgreSQL int8multirange of half-open ranges, kept to a few merged ranges; a transfer counts in
+ * the downloads ledger when they cover the whole file, and they are then cleared. `bytesSent`:
+ * every byte sent since the purchase or its last re-arm, the budget a download limit also caps.
+ * Written by raw SQL only (src/services/downloads.ts).
  */
 @Entity({ tableName: 'download_coverage' })
 export class DownloadCoverage {
   @PrimaryKey({ type: 'uuid' })
-  tokenId!: string;
+  purchaseId!: string;
 
   @PrimaryKey({ type: 'uuid' })
   fileId!: string;
@@ -16,7 +19,10 @@ export class DownloadCoverage {
   @Property({ columnType: 'int8multirange', type: 'string' })
   served!: string;
 
-  /** Housekeeping deletes coverage left idle for long (a transfer nobody finished). */
+  @Property({ type: new BigIntType('number'), default: 0 })
+  bytesSent!: number;
+
+  /** Housekeeping clears coverage left idle for long (a transfer nobody finished); the bytes sent stay. */
   @Index()
   @Property({ type: 'timestamptz' })
   updatedAt!: Date;

@@ -1,4 +1,4 @@
-import { LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
+import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
 import type { RevokeReason } from '../../domain/statuses';
 import type { PurchaseRow } from '../../purchases/purchase-rows';
 import { limitReached } from '../../domain/download-links';
@@ -13,9 +13,6 @@ import { page, type PageContext } from './layout';
  * admins also get the actions (revoke or restore, re-arm, the limit override) and the evidence
  * record; members see the same page without them. The forms talk JSON to /api (app.js).
  */
-
-/** Rows of the accesses table: the newest; the evidence record has them all. */
-export const ACCESS_ROWS = 200;
 
 const RECEIPT_LABEL: Record<PurchaseRow['receiptStatus'], string> = {
   pending: 'pending', sent: 'sent', failed: 'failed', skipped: 'not emailed',
@@ -125,17 +122,17 @@ function linksSection(e: EvidenceRecord): SafeHtml {
 }
 
 function accessesSection(e: EvidenceRecord): SafeHtml {
-  const shown = e.accesses.slice(-ACCESS_ROWS).reverse();
+  const shown = [...e.accesses].reverse();
   return html`<section aria-labelledby="accesses-heading">
   <h2 id="accesses-heading">Downloads and page opens</h2>
-  ${e.accesses.length === 0 ? '' : html`<p class="muted small">${shown.length < e.accesses.length
-    ? `The newest ${shown.length} of ${e.accesses.length}, newest first; the evidence record has them all.`
+  ${e.accesses.length === 0 ? '' : html`<p class="muted small">${e.accessesNotListed > 0
+    ? `The newest ${shown.length} of ${shown.length + e.accessesNotListed}, newest first.`
     : 'Newest first.'}</p>`}
   <div class="table-wrap"><table data-testid="accesses">
     <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">File</th><th scope="col" class="num">Bytes</th>
       <th scope="col">IP</th><th scope="col">Browser</th></tr></thead>
     <tbody>${shown.length === 0 ? emptyRow(6, 'The buyer has not opened a link yet.') : shown.map((a) => html`<tr>
-      <td>${when(a.at)}</td><td>${a.kind}</td><td>${a.file ?? html`<span class="muted">—</span>`}</td>
+      <td>${when(a.at)}</td><td>${accessLabel(a)}</td><td>${a.file ?? html`<span class="muted">—</span>`}</td>
       <td class="num">${a.bytes === null ? '' : html`<span title="${String(a.bytes)} bytes">${bytes(a.bytes)}</span>`}</td>
       <td>${a.ip ? html`<code>${a.ip}</code>` : ''}</td><td class="small">${a.userAgent ?? ''}</td></tr>`)}</tbody>
   </table></div>

@@ -68,10 +68,11 @@ function sampleRecord(): EvidenceRecord {
       { issuedAt: '2026-11-24T18:02:03.000Z', via: 'my', expiresAt: '2026-11-26T18:02:03.000Z', usedAt: null },
     ],
     accesses: [
-      { at: '2026-11-20T09:15:02.345Z', kind: 'page open', ip: '203.0.113.7', userAgent: 'curl/8.5.0', file: null, bytes: null },
-      { at: '2026-11-20T09:15:09.000Z', kind: 'file transfer', ip: '2001:db8:85a3::8a2e:370:7334', userAgent: LONG_USER_AGENT, file: 'Grotesk-Family.zip', bytes: 18_734_112 },
-      { at: '2026-11-20T09:20:11.000Z', kind: 'download complete', ip: '203.0.113.7', userAgent: null, file: null, bytes: null },
+      { at: '2026-11-20T09:15:02.345Z', kind: 'page open', ip: '203.0.113.7', userAgent: 'curl/8.5.0', file: null, bytes: null, count: 3 },
+      { at: '2026-11-20T09:15:09.000Z', kind: 'file transfer', ip: '2001:db8:85a3::8a2e:370:7334', userAgent: LONG_USER_AGENT, file: 'Grotesk-Family.zip', bytes: 18_734_112, count: 1 },
+      { at: '2026-11-20T09:20:11.000Z', kind: 'download complete', ip: '203.0.113.7', userAgent: null, file: null, bytes: null, count: 1 },
     ],
+    accessesNotListed: 0,
     staffActions: [{ at: '2026-11-26T16:45:10.000Z', action: 'revoke', by: 'owner@acme.example', detail: 'chargeback opened' }],
   };
 }
@@ -99,6 +100,7 @@ test('the record renders as a readable PDF with every section and the facts a di
   for (const access of record.accesses) expect(text).toContain(formatEvidenceTime(access.at));
   for (const link of record.links) expect(text).toContain(formatEvidenceTime(link.issuedAt));
   expect(text).toContain('18,734,112');
+  expect(text).toContain('page open (3 times)');
   expect(text).toContain('Access was revoked at 2026-11-26 16:45:10 UTC');
   expect(text).toContain(`Page 1 of ${parsed.numpages}`);
   // The long user agent wraps inside its column rather than running off the page or being cut.
@@ -120,6 +122,7 @@ test('300 accesses flow onto further pages, every one of them shown', async () =
     userAgent: i % 7 === 0 ? LONG_USER_AGENT : 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
     file: i % 2 === 0 ? null : 'Grotesk-Family.zip',
     bytes: i % 2 === 0 ? null : 1_000 + i,
+    count: 1,
   }));
   const { parsed, text, items } = await extract(record);
 
@@ -127,6 +130,29 @@ test('300 accesses flow onto further pages, every one of them shown', async () =
   expect(outsideMargins(items)).toEqual([]);
   expect(text).toContain(`Page ${parsed.numpages} of ${parsed.numpages}`);
   for (const access of record.accesses) expect(text).toContain(formatEvidenceTime(access.at));
+});
+
+test('the PDF is drawn off the main thread: its event loop turns while a long record renders', async () => {
+  await renderEvidencePdf(sampleRecord()); // pdfkit loaded: what follows is drawing only
+  const record = sampleRecord();
+  record.accesses = Array.from({ length: 200 }, (_, i) => ({ ...sampleRecord().accesses[1], at: new Date(Date.UTC(2026, 10, 21) + i * 1000).toISOString() }));
+  const order: string[] = [];
+  const rendering = renderEvidencePdf(record).then(() => order.push('pdf'));
+  await new Promise((resolve) => setImmediate(resolve));
+  order.push('event loop');
+  await rendering;
+  expect(order).toEqual(['event loop', 'pdf']);
+});
+
+test('a drawing that outlasts its timeout ends the worker and answers 503', async () => {
+  await expect(renderEvidencePdf(sampleRecord(), 1)).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/too long/) });
+});
+
+test('a record that leaves older accesses out says how many', async () => {
+  const record = sampleRecord();
+  record.accessesNotListed = 2_801;
+  const { text } = await extract(record);
+  expect(text).toContain('The newest 3 entries; 2,801 older entries are not listed.');
 });
 
 test('a record with nothing to list says so in each section', async () => {

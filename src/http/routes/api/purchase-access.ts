@@ -98,8 +98,10 @@ export function purchaseAccessRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: {
         summary: 'The dispute evidence record of a purchase, as JSON or PDF (owner/admin)',
         description: 'The order as received (with its delivery log entries), the receipt (time accepted by SMTP, message id, '
-          + 'recipient), every link issued (time, how), every page open and completed file transfer (time, IP, user agent, '
-          + 'file, bytes) and staff actions. `format=pdf` answers a PDF to attach to a chargeback reply.',
+          + 'recipient), every link issued (time, how), the newest 200 page opens and completed file transfers (time, IP, user agent, '
+          + 'file, bytes, count: a link\'s opens within a minute are one entry) with the count of older ones (`accessesNotListed`), '
+          + 'and staff actions. `format=pdf` answers a PDF to attach to a chargeback reply, drawn in a worker thread: 503 when '
+          + 'that takes too long.',
         tags: ['purchases'],
         params: Params,
         querystring: z.object({ format: z.enum(['json', 'pdf']).default('json') }),

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { findDownloadLink, findLinkFile, recordBytesServed } from '../../../services/downloads';
+import { findDownloadLink, findLinkFile, recordBytesServed, reserveBytes } from '../../../services/downloads';
 import { decideRange, ifRangeHolds, noneMatchHits, notModifiedSince, type RangeDecision } from '../../byte-range';
 import { attachmentDisposition } from '../../content-disposition';
 import { customerErrorPage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
-import { refusalPage } from './download-page';
+import { limitPage, refusalPage } from './download-page';
 import { requesterOf } from '../../requester';
 import { sendPage } from './page-reply';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
@@ -26,8 +26,9 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         description: 'Single ranges (`bytes=a-b`, `a-`, `-n`) answer 206 with Content-Range; an unsatisfiable range 416; '
           + 'several ranges or a malformed header are ignored (200, whole file). ETag (the SHA-256) and Last-Modified, '
           + 'with If-None-Match, If-Modified-Since and If-Range. Unknown link or file: 404; used or expired link, revoked purchase, '
-          + 'or download limit reached (completed transfers of the purchase, decisions §10): 410. '
-          + 'A response that serves the last byte of the file is recorded as a completed transfer.',
+          + 'or download limit reached (completed transfers of the purchase across all its links, decisions §10, or the bytes '
+          + 'of the file sent to the purchase, whole or not, would pass limit × size): 410. '
+          + 'A response whose bytes, with those sent to the purchase before, cover the whole file is recorded as a completed transfer.',
         tags: ['customer pages'],
         params: z.object({ token: boundedText(FIELD_LIMITS.token), fileId: boundedText(FIELD_LIMITS.id) }),
       },
@@ -46,7 +47,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
         const etag = `"${file.sha256}"`;
         const lastModified = file.createdAt;
-        reply.headers({
+        const fileHeaders = {
           'accept-ranges': 'bytes',
           etag,
           'last-modified': lastModified.toUTCString(),
@@ -55,22 +56,27 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           'referrer-policy': 'no-referrer',
           // An uploaded file is never a page of this origin, whatever its type says.
           'content-security-policy': "default-src 'none'; sandbox",
-        });
+        };
         const headers = request.headers;
         const notModified = headers['if-none-match'] !== undefined
           ? noneMatchHits(headers['if-none-match'], etag)
           : notModifiedSince(headers['if-modified-since'], lastModified);
-        if (notModified) return reply.code(304).send();
+        if (notModified) return reply.headers(fileHeaders).code(304).send();
 
         const ifRange = headers['if-range'];
         const range: RangeDecision = ifRangeHolds(Array.isArray(ifRange) ? ifRange[0] : ifRange, etag, lastModified)
           ? decideRange(headers.range, file.size)
           : { kind: 'full' };
         if (range.kind === 'unsatisfiable') {
-          return reply.code(416).header('content-range', `bytes */${file.size}`).send();
+          return reply.headers(fileHeaders).code(416).header('content-range', `bytes */${file.size}`).send();
         }
         const start = range.kind === 'partial' ? range.start : 0;
         const end = range.kind === 'partial' ? range.end : file.size - 1;
+        // The bytes are counted before they go out: a response cut short costs them all the same.
+        if (request.method === 'GET' && !await reserveBytes(em, link, file, { start, end }, deps.clock())) {
+          return sendPage(reply, 410, limitPage(link));
+        }
+        reply.headers(fileHeaders);
         if (range.kind === 'partial') reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`);
         reply
           .type(file.contentType)
@@ -78,7 +84,7 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           .header('content-length', String(end - start + 1));
         if (request.method === 'HEAD') return reply.send();
 
-        // Every response that went out whole adds its bytes to the link's coverage of the file;
+        // Every response that went out whole adds its bytes to the purchase's coverage of the file;
         // the transfer counts once they cover the file ('finish' comes only when every byte went
         // out: an aborted response just closes and adds nothing).
         const requester = requesterOf(request);

@@ -21,10 +21,13 @@ const PAGE = z.string().describe('HTML page');
 export function refusalPage(token: string, link: DownloadLink, links: DownloadLinkSettings, forFile: boolean): string | null {
   if (link.revoked) return accessWithdrawnPage(link);
   if (link.state !== 'valid') return goneLinkPage(token, link, links);
-  if (forFile && limitReached(link.allowance)) {
-    return limitReachedPage({ orgName: link.orgName, productName: link.productName, allowed: link.allowance.allowed!, supportEmail: link.supportEmail });
-  }
+  if (forFile && limitReached(link.allowance)) return limitPage(link);
   return null;
+}
+
+/** The 410 page of a purchase at its download limit (a limited purchase's only). */
+export function limitPage(link: DownloadLink): string {
+  return limitReachedPage({ orgName: link.orgName, productName: link.productName, allowed: link.allowance.allowed!, supportEmail: link.supportEmail });
 }
 
 /** The 410 page of a spent link. */
