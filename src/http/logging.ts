@@ -1,0 +1,32 @@
+/**
+ * What the service's logs may say of a request and of an error. A request's URL can carry a
+ * customer's token (`/d/{token}`, `/unsubscribe/{token}`), cart-e's shared secret and emails
+ * (`?secret=`, `/api/customers?email=`, the dashboard's searches); a database error's message
+ * carries its statement with the values written in (the ORM inlines them) and its detail the row's.
+ */
+import { DriverException } from '@mikro-orm/postgresql';
+import { DatabaseError } from 'pg';
+import { stdSerializers, type SerializedError } from 'pino';
+
+/** Path segments that are credentials, by the route prefix before them. */
+const TOKEN_PATHS = /^\/(d|unsubscribe)\/[^/?#]+/;
+
+/** The path with tokens replaced, and the query string's names without their values. */
+export function loggableUrl(url: string): string {
+  const at = url.indexOf('?');
+  const path = (at === -1 ? url : url.slice(0, at)).replace(TOKEN_PATHS, '/$1/[token]');
+  if (at === -1) return path;
+  const names = url.slice(at + 1).split('&').filter((pair) => pair !== '').map((pair) => `${pair.split('=')[0]}=[redacted]`);
+  return `${path}?${names.join('&')}`;
+}
+
+/**
+ * A database error by its class, SQLSTATE, table and constraint and the frames of its stack, never
+ * its message or detail; any other error as pino writes it.
+ */
+export function loggableError(error: Error): Pick<SerializedError, 'type' | 'message' | 'stack'> & Record<string, unknown> {
+  if (!(error instanceof DriverException || error instanceof DatabaseError)) return stdSerializers.err(error);
+  const { code, constraint, table } = error as { code?: string; constraint?: string; table?: string };
+  const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).join('\n');
+  return { type: error.name, message: `database error ${code ?? ''}`.trim(), stack: frames, code, constraint, table };
+}
