@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EmailKind, EmailStatus } from '../src/db/entities/sent-email.entity';
-import { isPermanentSmtpFailure } from '../src/mail/mailer';
+import { isPermanentSmtpFailure, SmtpFailure } from '../src/mail/mailer';
 import type { RenderedMail } from '../src/mail/templates';
 import type { ActivityDeps } from './deps';
 
@@ -14,7 +14,7 @@ export type SendOnce = (
   options?: { exclusive?: boolean },
 ) => Promise<void>;
 
-type Attempt = { error?: unknown; permanent?: string };
+type Attempt = { error?: SmtpFailure; permanent?: string };
 
 interface SentRow {
   id: string;
@@ -44,9 +44,10 @@ export function createSendOnce({ orm, mailer }: Pick<ActivityDeps, 'orm' | 'mail
       const { messageId } = await mailer.send({ to: recipients, ...mail });
       outcome = { status: 'sent', messageId, error: null };
     } catch (error) {
+      if (!(error instanceof SmtpFailure)) throw error;
       const permanent = isPermanentSmtpFailure(error);
-      outcome = { status: permanent ? 'failed' : 'sending', messageId: null, error: (error as Error).message };
-      result = permanent ? { permanent: outcome.error! } : { error };
+      outcome = { status: permanent ? 'failed' : 'sending', messageId: null, error: error.message };
+      result = permanent ? { permanent: error.message } : { error };
     }
     await em.execute(
       `update sent_email set subject = ?, status = ?, message_id = ?, error = ?,
@@ -81,7 +82,7 @@ export function createSendOnce({ orm, mailer }: Pick<ActivityDeps, 'orm' | 'mail
     }
     if (result.permanent !== undefined) throw ApplicationFailure.nonRetryable(result.permanent, 'PermanentSmtpFailure');
     if (result.error !== undefined) {
-      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: (result.error as Error).message });
+      Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: result.error.message });
       throw result.error;
     }
   };

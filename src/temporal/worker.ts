@@ -22,6 +22,8 @@ export interface WorkerSetup {
   maxCachedWorkflows: number;
   /** Encrypts every payload this worker hands Temporal, decrypts what it reads. */
   keyRing: KeyRing;
+  /** Runs plain (unencrypted) inputs instead of refusing them: histories started before encryption. */
+  acceptPlaintextPayloads: boolean;
   /** `host:port` of the Prometheus endpoint of the SDK's and the service's worker metrics. */
   metricsAddress?: string;
 }
@@ -76,7 +78,7 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     ...workflowAndTracingOptions(setup.workflowBundle),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
-    dataConverter: encryptedPayloads(setup.keyRing),
+    dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
   return { worker, connection };
 }

@@ -2,21 +2,79 @@
  * The privacy findings of the security review (issue 23) that are not about spans (those are in
  * tracing.test.ts): one describe each, every test here failed on the code before its fix.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { Client, Connection } from '@temporalio/client';
 import { buildApp } from '../../src/http/app';
 import { startHarness, type Harness } from '../helpers/harness';
 import { EMAIL_ADDRESS } from '../helpers/privacy';
-import { seedWebhookOrg, type WebhookOrg } from '../helpers/webhooks';
+import { eventually, finalEntry, orderBody, seedWebhookOrg, send, settled, withEmail, withOrderId, type WebhookOrg } from '../helpers/webhooks';
+
+const REFUSED = 'refused-review@example.com';
 
 let h: Harness;
 let org: WebhookOrg;
+let plain: Client;
 
 beforeAll(async () => {
-  h = await startHarness({ worker: false });
+  // The relay's rejection names the recipient, as real relays do.
+  h = await startHarness({ mailbox: { reject: { match: (a) => a === REFUSED, code: 550, message: `5.1.1 <${REFUSED}>: Recipient address rejected` } } });
   org = await seedWebhookOrg(h);
+  // What anyone who reaches Temporal has: a client without the service's key.
+  plain = new Client({ connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS! }), namespace: h.config.temporal.namespace });
 });
-afterAll(() => h?.close());
+afterAll(async () => {
+  await plain?.connection.close();
+  await h?.close();
+});
+
+/** A history as an outsider reads it: its JSON, and each base64 field decoded. */
+async function historyText(workflowId: string): Promise<string> {
+  const history = JSON.stringify(await plain.workflow.getHandle(workflowId).fetchHistory());
+  const decoded = [...history.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)].map((m) => Buffer.from(m[1], 'base64').toString('latin1'));
+  return [history, ...decoded].join('\n');
+}
+
+describe('L1. failure messages carry no personal data into Temporal history', () => {
+  test('a receipt the relay refuses: the failed activity is in the history, the recipient is not', async () => {
+    const body = withOrderId('cart-e', withEmail('cart-e', orderBody('cart-e', org.orgId), REFUSED), 'review-refused');
+    const res = await send(h.app, 'cart-e', org.orgId, body);
+    const entry = await finalEntry(h, res.body.deliveryIds![0]);
+    await settled(h, entry.id);
+    expect(h.mailbox.rejections().map((r) => r.address)).toContain(REFUSED);
+    const text = await historyText(entry.workflowIds[0]);
+    expect(text).toContain('PermanentSmtpFailure');
+    expect(text).not.toContain(REFUSED);
+    expect(text).not.toContain('Recipient address rejected');
+  });
+});
+
+describe('L6. workers refuse payloads that are not encrypted', () => {
+  test('a fulfilment started with a plain client records nothing and mails nobody: its workflow task fails', async () => {
+    const workflowId = `planted-${randomUUID()}`;
+    const email = `planted-${Date.now()}@example.com`;
+    await plain.workflow.start('fulfilOrderLine', {
+      workflowId,
+      taskQueue: h.config.temporal.taskQueue,
+      args: [{
+        orgId: org.orgId, source: 'api', externalOrderId: null, productId: org.ebook.productId,
+        customer: { email, name: 'Planted' }, amount: '0.00', currency: 'USD', paymentMethod: 'api',
+        test: false, sendReceipt: true, emailRetryWindowMs: 60_000,
+      }],
+    });
+    try {
+      await eventually(async () => {
+        const history = await plain.workflow.getHandle(workflowId).fetchHistory();
+        return history.events?.find((e) => e.workflowTaskFailedEventAttributes) ? true : undefined;
+      }, 15_000, 'the refused workflow task');
+      const [{ customers }] = await h.orm.em.fork().execute<Array<{ customers: string }>>('select count(*) as customers from customer where email = ?', [email]);
+      expect(Number(customers)).toBe(0);
+      expect(h.mailbox.messages().filter((m) => m.to.includes(email))).toEqual([]);
+    } finally {
+      await plain.workflow.getHandle(workflowId).terminate('test over').catch(() => undefined);
+    }
+  });
+});
 
 describe('L7. logs carry no tokens, query-string emails or SQL values', () => {
   test('requests with tokens, secrets and emails in their URLs, and a database error, are logged without them', async () => {
