@@ -18,7 +18,7 @@ import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
-import { loggableError, loggableUrl } from './logging';
+import { loggableError, loggableUrl } from '../telemetry/logging';
 import { registerMetrics, type ApiMetrics } from './metrics';
 import { registerSession, SESSION_TTL_MS } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';

@@ -5,7 +5,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
+import { decodeOptionalFailureToOptionalError, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
 import { buildApp } from '../../src/http/app';
+import { encryptedPayloads } from '../../src/temporal/encryption-codec';
 import { startHarness, type Harness } from '../helpers/harness';
 import { EMAIL_ADDRESS } from '../helpers/privacy';
 import { eventually, finalEntry, orderBody, seedWebhookOrg, send, settled, withEmail, withOrderId, type WebhookOrg } from '../helpers/webhooks';
@@ -112,5 +114,21 @@ describe('L7. logs carry no tokens, query-string emails or SQL values', () => {
     expect(log).toContain('database error 22P02');
     expect(log).not.toContain(token);
     expect(log).not.toMatch(EMAIL_ADDRESS);
+  });
+
+  test('a database error in an activity leaves it, for the worker\'s log and the history, without its statement\'s values', async () => {
+    const workflowId = `fresh-links-review-${randomUUID()}`;
+    const purchaseId = 'lookup-review@example.com';
+    const handle = await h.temporal.workflow.start('freshLinks', {
+      workflowId, taskQueue: h.config.temporal.taskQueue, args: [{ requestId: randomUUID(), target: { purchaseId }, emailRetryWindowMs: 60_000 }],
+    });
+    try {
+      const lastFailure = await eventually(async () => (await handle.describe()).raw.pendingActivities?.[0]?.lastFailure ?? undefined, 15_000, 'the lookup\'s failure');
+      const error = await decodeOptionalFailureToOptionalError(loadDataConverter(encryptedPayloads(h.keyRing, { acceptPlaintext: true })), lastFailure);
+      expect(error?.message).toBe('database error 22P02');
+      expect(`${error?.message}\n${error?.stack}`).not.toMatch(EMAIL_ADDRESS);
+    } finally {
+      await handle.terminate('test over').catch(() => undefined);
+    }
   });
 });

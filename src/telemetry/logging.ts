@@ -20,13 +20,24 @@ export function loggableUrl(url: string): string {
   return `${path}?${names.join('&')}`;
 }
 
+type DatabaseFailure = Error & { code?: string; constraint?: string; table?: string };
+
+/** An error of the ORM or of the driver, whose message and detail may hold values. */
+export function isDatabaseError(error: unknown): error is DatabaseFailure {
+  return error instanceof DriverException || error instanceof DatabaseError;
+}
+
+/** What may be said of a database error: its SQLSTATE. */
+export function databaseErrorMessage(error: DatabaseFailure): string {
+  return `database error ${error.code ?? ''}`.trim();
+}
+
 /**
  * A database error by its class, SQLSTATE, table and constraint and the frames of its stack, never
  * its message or detail; any other error as pino writes it.
  */
 export function loggableError(error: Error): Pick<SerializedError, 'type' | 'message' | 'stack'> & Record<string, unknown> {
-  if (!(error instanceof DriverException || error instanceof DatabaseError)) return stdSerializers.err(error);
-  const { code, constraint, table } = error as { code?: string; constraint?: string; table?: string };
+  if (!isDatabaseError(error)) return stdSerializers.err(error);
   const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).join('\n');
-  return { type: error.name, message: `database error ${code ?? ''}`.trim(), stack: frames, code, constraint, table };
+  return { type: error.name, message: databaseErrorMessage(error), stack: frames, code: error.code, constraint: error.constraint, table: error.table };
 }
