@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
 import type { EmailKind, EmailStatus } from '../src/db/entities/sent-email.entity';
 import { isDatabaseUnavailable } from '../src/db/unavailable';
-import { isPermanentSmtpFailure, messageIdFor } from '../src/mail/mailer';
+import { isPermanentSmtpFailure, messageIdFor, SmtpFailure } from '../src/mail/mailer';
 import type { RenderedMail } from '../src/mail/templates';
 import type { ActivityDeps } from './deps';
 
@@ -71,12 +71,13 @@ export function createSendOnce({ orm, mailer, config }: Pick<ActivityDeps, 'orm'
       const { messageId } = await mailer.send({ to: recipients, ...mail, messageId: messageIdFor(key.kind, key.businessKey, host) });
       return { subject: mail.subject, status: 'sent', messageId, error: null };
     } catch (error) {
+      if (!(error instanceof SmtpFailure)) throw error;
       const permanent = isPermanentSmtpFailure(error);
       return {
         subject: mail.subject,
         status: permanent ? 'failed' : 'sending',
         messageId: null,
-        error: (error as Error).message,
+        error: error.message,
         temporary: permanent ? undefined : error,
       };
     }
@@ -100,7 +101,7 @@ export function createSendOnce({ orm, mailer, config }: Pick<ActivityDeps, 'orm'
         return;
       } catch (error) {
         if (!isDatabaseUnavailable(error) || Date.now() + wait > giveUpAt) throw error;
-        Context.current().log.warn('database unavailable, will record the send again', { businessKey, message: (error as Error).message });
+        Context.current().log.warn('database unavailable, will record the send again', { businessKey, code: (error as { code?: string }).code });
         await sleep(wait);
       }
     }

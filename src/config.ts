@@ -47,6 +47,7 @@ const EnvSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
   TEMPORAL_UI_URL: optionalText,
   TEMPORAL_CLI_PATH: optionalText,
+  TEMPORAL_ACCEPT_PLAINTEXT_PAYLOADS: z.enum(['true', 'false']).default('false'),
   SMTP_URL: optionalText,
   MAIL_FROM: z.string().default('downloads@localhost'),
   FILE_STORAGE_DIR: optionalText,
@@ -117,6 +118,8 @@ export interface Config {
     /** A cluster's Temporal UI (TEMPORAL_UI_URL): links from the webhook log, and the codec endpoint's allowed origin. */
     uiUrl?: string;
     cliPath?: string;
+    /** Workers run unencrypted inputs instead of refusing them (TEMPORAL_ACCEPT_PLAINTEXT_PAYLOADS): runs started before encryption. */
+    acceptPlaintextPayloads: boolean;
   };
   /** Undefined: the in-process dev mailbox. */
   smtpUrl?: string;
@@ -207,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       uiPort: e.TEMPORAL_UI_PORT,
       uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
+      acceptPlaintextPayloads: e.TEMPORAL_ACCEPT_PLAINTEXT_PAYLOADS === 'true',
     },
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,

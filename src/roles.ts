@@ -103,6 +103,7 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
     taskQueue: core.config.temporal.taskQueue,
     maxCachedWorkflows: core.config.workerMaxCachedWorkflows,
     keyRing: core.keyRing,
+    acceptPlaintextPayloads: core.config.temporal.acceptPlaintextPayloads,
     metricsAddress: core.config.workerMetricsAddress,
   });
   const done = worker.run().finally(async () => {

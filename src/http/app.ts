@@ -1,5 +1,6 @@
 import FastifyOtelInstrumentation from '@fastify/otel';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -17,6 +18,7 @@ import { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
+import { loggableError, loggableUrl } from '../telemetry/logging';
 import { registerMetrics, type ApiMetrics } from './metrics';
 import { registerSession, SESSION_TTL_MS } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
@@ -53,6 +55,8 @@ export interface AppOptions {
   devMailbox?: DevMailbox;
   /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
   prepareTemporal?: () => Promise<void>;
+  /** Where the log goes: stdout, unless a test reads it. */
+  logStream?: DestinationStream;
 }
 
 /** Everything the routes use: the options plus the app's own outbox dispatcher. */
@@ -81,9 +85,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: options.config.logLevel,
-      // Secrets travel in headers and in cart-e's query string: keep them out of the logs.
+      // Secrets travel in headers, tokens in paths, secrets and emails in query strings, values in
+      // database errors: keep them out of the logs.
       redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
-      serializers: { req: (req) => ({ method: req.method, url: req.url.replace(/([?&]secret=)[^&]*/i, '$1[redacted]').replace(/^\/d\/[^/?#]+/, '/d/[token]') }) },
+      serializers: { req: (req) => ({ method: req.method, url: loggableUrl(req.url) }), err: loggableError },
+      stream: options.logStream,
     },
     trustProxy: options.config.trustProxy,
     bodyLimit: 1024 * 1024,

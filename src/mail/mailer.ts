@@ -14,8 +14,26 @@ export interface OutgoingMail {
 }
 
 export interface Mailer {
+  /** Rejects with an `SmtpFailure`. */
   send(mail: OutgoingMail): Promise<{ messageId: string }>;
   close(): void;
+}
+
+/**
+ * A failed send as it may travel (the activity's failure in Temporal's history, spans, logs): the
+ * transport's code and the relay's reply status, never the reply's text, which names recipients.
+ */
+export class SmtpFailure extends Error {
+  override readonly name = 'SmtpFailure';
+
+  constructor(readonly code: string, readonly responseCode: number | undefined) {
+    super(`SMTP ${code}${responseCode === undefined ? '' : ` ${responseCode}`}`);
+  }
+}
+
+function smtpFailureOf(error: unknown): SmtpFailure {
+  const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
+  return new SmtpFailure(typeof code === 'string' ? code : 'EUNKNOWN', typeof responseCode === 'number' ? responseCode : undefined);
 }
 
 /** One pooled transporter per process: one per message exhausts the relay's connections. */
@@ -24,7 +42,9 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
   return {
     send(mail) {
       return inSpan('smtp send', { kind: SpanKind.CLIENT }, async () => {
-        const info = await transporter.sendMail({ from, ...mail });
+        const info = await transporter.sendMail({ from, ...mail }).catch((error: unknown) => {
+          throw smtpFailureOf(error);
+        });
         return { messageId: String(info.messageId) };
       });
     },
@@ -38,9 +58,9 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
  * A 5xx SMTP reply is permanent: retrying cannot help. Everything else (4xx, refused connection,
  * timeout) is temporary (decisions §5).
  */
-export function isPermanentSmtpFailure(error: unknown): boolean {
-  const code = (error as { responseCode?: unknown } | null)?.responseCode;
-  return typeof code === 'number' && code >= 500 && code < 600;
+export function isPermanentSmtpFailure(error: SmtpFailure): boolean {
+  const code = error.responseCode;
+  return code !== undefined && code >= 500 && code < 600;
 }
 
 /** A business key of ids and words only (`update:{version}:{purchase}`): readable as a Message-ID. */

@@ -2,9 +2,10 @@
  * The service's encryption keys (SECRETS_KEY): AES-256-GCM for integration secrets at rest and for
  * Temporal payloads. The first key encrypts; every key decrypts, found by the key id stored with
  * each value, so keys can be rotated without a flag day. Embedded default: a key file under
- * DATA_DIR, made on first start.
+ * DATA_DIR, made on first start. A use of its own (Temporal payloads) takes `forPurpose`'s keys,
+ * so a value sealed for one use cannot be opened, or passed off, as one of another.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config';
@@ -18,11 +19,17 @@ export class KeyRing {
   private readonly byId: Map<string, Buffer>;
   readonly currentId: string;
 
-  constructor(keys: Buffer[]) {
+  /** `purpose`: each key replaced by its HKDF-SHA256 derivation for that purpose, under the same id. */
+  constructor(private readonly keys: Buffer[], purpose?: string) {
     if (keys.length === 0) throw new Error('a key ring needs at least one key');
     for (const key of keys) if (key.length !== KEY_BYTES) throw new Error(`each key must be ${KEY_BYTES} bytes`);
-    this.byId = new Map(keys.map((key) => [keyIdOf(key), key]));
+    this.byId = new Map(keys.map((key) => [keyIdOf(key), purpose === undefined ? key : derivedKey(key, purpose)]));
     this.currentId = keyIdOf(keys[0]);
+  }
+
+  /** The same keys, ids and rotation, derived for one purpose: what they seal opens under no other. */
+  forPurpose(purpose: string): KeyRing {
+    return new KeyRing(this.keys, purpose);
   }
 
   /** `iv | tag | ciphertext` under the current key, with its id. */
@@ -41,6 +48,10 @@ export class KeyRing {
     decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
   }
+}
+
+function derivedKey(key: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `delivery-service ${purpose}`, KEY_BYTES));
 }
 
 /** Not secret: the first 8 hex digits of the key's SHA-256. */

@@ -4,10 +4,10 @@
  * OTEL_EXPORTER_OTLP_ENDPOINT is set; then installed once per process, before the app, the client
  * and the worker are made (they ask `activeTracing()` whether to add their interceptors).
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, NoopSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Config } from '../config';
 
@@ -19,6 +19,64 @@ export interface Tracing {
 }
 
 const TRACING_OFF: Tracing = { enabled: false, spanProcessor: new NoopSpanProcessor(), resource: Resource.empty() };
+
+/** Attributes that may hold a request's raw URL: `/d/<token>`, `/unsubscribe/<token>`, `?secret=`, `?email=`. */
+const URL_ATTRIBUTES = ['url.full', 'url.path', 'url.query', 'http.url', 'http.target'];
+
+/**
+ * What a span may say once it leaves the process: the route template instead of the URL, an
+ * exception by its type (OpenTelemetry puts the error's code there when it has one), no status
+ * message. Messages and stack traces of errors can hold anything (an SMTP rejection names the
+ * recipient, an ORM error inlines its query's values), and the libraries that make most spans
+ * (@fastify/otel, Temporal's interceptors) record them whole; so it is done here, for every span.
+ */
+function withoutPersonalData(span: ReadableSpan): ReadableSpan {
+  const attributes: Attributes = Object.fromEntries(Object.entries(span.attributes).filter(([key]) => !URL_ATTRIBUTES.includes(key)));
+  const route = span.attributes['http.route'];
+  if (route !== undefined) attributes['url.path'] = route;
+  return {
+    name: span.name,
+    kind: span.kind,
+    spanContext: () => span.spanContext(),
+    parentSpanId: span.parentSpanId,
+    startTime: span.startTime,
+    endTime: span.endTime,
+    status: { code: span.status.code },
+    attributes,
+    links: span.links,
+    events: span.events.map((event) => (event.name === 'exception'
+      ? { ...event, attributes: { 'exception.type': event.attributes?.['exception.type'] ?? 'Error' } }
+      : event)),
+    duration: span.duration,
+    ended: span.ended,
+    resource: span.resource,
+    instrumentationLibrary: span.instrumentationLibrary,
+    droppedAttributesCount: span.droppedAttributesCount,
+    droppedEventsCount: span.droppedEventsCount,
+    droppedLinksCount: span.droppedLinksCount,
+  };
+}
+
+/** Hands the processor it wraps (the exporter's) every span as `withoutPersonalData` leaves it. */
+class PrivateSpanProcessor implements SpanProcessor {
+  constructor(private readonly next: SpanProcessor) {}
+
+  onStart(span: Span, parent: Context): void {
+    this.next.onStart(span, parent);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    this.next.onEnd(withoutPersonalData(span));
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
 
 let installed: { tracing: Tracing; provider: NodeTracerProvider } | undefined;
 
@@ -34,9 +92,11 @@ export function activeTracing(): Tracing {
  */
 export function installTracing(settings: Config['tracing'], spanProcessor?: SpanProcessor): Tracing {
   if (installed) return installed.tracing;
-  const processor = spanProcessor
+  const exporting = spanProcessor
     ?? (settings.otlpEndpoint ? new BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.otlpEndpoint}/v1/traces` })) : undefined);
-  if (!processor) return TRACING_OFF;
+  if (!exporting) return TRACING_OFF;
+  // Also the processor of the spans workflows make in the sandbox (the worker's sink).
+  const processor = new PrivateSpanProcessor(exporting);
   const resource = new Resource({ 'service.name': settings.serviceName });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
@@ -79,7 +139,7 @@ export async function inSpan<T>(
       return await work();
     } catch (error) {
       span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      span.setStatus({ code: SpanStatusCode.ERROR });
       throw error;
     } finally {
       span.end();

@@ -28,7 +28,9 @@ export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
 export function connectTemporal(address: string, namespace: string, keyRing: KeyRing): { connection: Connection; client: Client } {
   const connection = Connection.lazy({ address });
   const interceptors = activeTracing().enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
-  return { connection, client: new Client({ connection, namespace, dataConverter: encryptedPayloads(keyRing), interceptors }) };
+  // A plain payload the client reads back (a result, a history) starts nothing: only workers refuse them.
+  const dataConverter = encryptedPayloads(keyRing, { acceptPlaintext: true });
+  return { connection, client: new Client({ connection, namespace, dataConverter, interceptors }) };
 }
 
 /**

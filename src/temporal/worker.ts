@@ -1,4 +1,5 @@
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { KeyRing } from '../security/key-ring';
 import { encryptedPayloads } from './encryption-codec';
@@ -7,6 +8,7 @@ import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
+import { databaseErrorMessage, isDatabaseError } from '../telemetry/logging';
 import { activeTracing } from '../telemetry/tracing';
 import { prebuiltBundle, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflow-bundle';
 
@@ -22,6 +24,8 @@ export interface WorkerSetup {
   maxCachedWorkflows: number;
   /** Encrypts every payload this worker hands Temporal, decrypts what it reads. */
   keyRing: KeyRing;
+  /** Runs plain (unencrypted) inputs instead of refusing them: histories started before encryption. */
+  acceptPlaintextPayloads: boolean;
   /** `host:port` of the Prometheus endpoint of the SDK's and the service's worker metrics. */
   metricsAddress?: string;
 }
@@ -44,20 +48,41 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
 }
 
 /**
+ * A database error that escapes an activity leaves it as a (retryable) failure of its class and
+ * SQLSTATE: its message holds the statement with its values (the ORM writes them in), and the
+ * worker logs the failure and Temporal keeps it.
+ */
+const withoutDatabaseValues: ActivityInboundCallsInterceptor = {
+  async execute(input, next) {
+    try {
+      return await next(input);
+    } catch (error) {
+      if (!isDatabaseError(error)) throw error;
+      throw ApplicationFailure.create({ message: databaseErrorMessage(error), type: error.name });
+    }
+  },
+};
+
+/**
  * Tracing on: the traced bundle (OpenTelemetry's workflow interceptors, their spans leaving the
  * sandbox through the `exporter` sink) and activities run in a span that continues their
- * workflow's trace. Off: the plain bundle and nothing else. A bundle given by the caller (tests)
- * is used as it is.
+ * workflow's trace. Off: the plain bundle and no span. Either way, activities run inside
+ * `withoutDatabaseValues`. A bundle given by the caller (tests) is used as it is.
  */
 function workflowAndTracingOptions(bundle: WorkerOptions['workflowBundle']): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors' | 'sinks'> {
   const tracing = activeTracing();
   const source = bundle ?? prebuiltBundle(tracing.enabled);
   const workflows = source ? { workflowBundle: source } : { workflowsPath: WORKFLOWS_PATH };
-  if (!tracing.enabled) return workflows;
+  const databaseValuesOut = () => ({ inbound: withoutDatabaseValues });
+  if (!tracing.enabled) return { ...workflows, interceptors: { activity: [databaseValuesOut] } };
   return {
     ...workflows,
     interceptors: {
-      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      // The span's first (outermost), so the span records the failure as it leaves the activity.
+      activity: [
+        (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+        databaseValuesOut,
+      ],
       ...(source ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
@@ -76,7 +101,7 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     ...workflowAndTracingOptions(setup.workflowBundle),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
-    dataConverter: encryptedPayloads(setup.keyRing),
+    dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
   return { worker, connection };
 }

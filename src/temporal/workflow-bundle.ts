@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from './encryption-codec';
 
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
@@ -29,6 +30,8 @@ export async function writeWorkflowBundle(
   const { code } = await bundleWorkflowCode({
     workflowsPath: options.workflowsPath ?? WORKFLOWS_PATH,
     workflowInterceptorModules: options.traced ? WORKFLOW_INTERCEPTOR_MODULES : [],
+    // Failures a workflow raises are converted in the sandbox: with the workers' converter.
+    failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: new DefaultLogger('WARN'),
   });
   await mkdir(path.dirname(outFile), { recursive: true });

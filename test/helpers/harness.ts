@@ -89,6 +89,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       shutdownGraceTime: '1s',
       maxCachedWorkflows: config.workerMaxCachedWorkflows,
       keyRing,
+      acceptPlaintextPayloads: config.temporal.acceptPlaintextPayloads,
     });
     worker = created.worker;
     workerRun = worker.run();

@@ -40,6 +40,7 @@ describe('without a worker', () => {
       shutdownGraceTime: '1s',
       maxCachedWorkflows: h.config.workerMaxCachedWorkflows,
       keyRing: h.keyRing,
+      acceptPlaintextPayloads: false,
     });
     const running = worker.run();
     try {

@@ -54,7 +54,7 @@ async function record(): Promise<void> {
   try {
     const org: WebhookOrg = await seedWebhookOrg(h);
     const histories: Record<string, string> = {};
-    const codec = new EncryptionCodec(h.keyRing);
+    const codec = new EncryptionCodec(h.keyRing, { acceptPlaintext: false });
     const keep = async (name: string, workflowId: string) => {
       // Stored decrypted: the replay worker has no key (payloads are sealed at rest since 2026-11-25).
       const history = await decrypted(await h.temporal.workflow.getHandle(workflowId).fetchHistory(), codec);
