@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ForbiddenError } from '../../../domain/errors';
+import { BusyError, ForbiddenError } from '../../../domain/errors';
 import { needsRehash, sha256Hex, unmatchableHash, verifyPassword } from '../../../security/secrets';
 import { ConcurrencyGate } from '../../../security/concurrency-gate';
-import { BusyError } from '../../../domain/errors';
 import { clientAddressKey } from '../../client-address';
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
 import { signInAccount, upgradePasswordHash } from '../../../services/users';
@@ -28,7 +27,7 @@ export const SIGNIN_LIMITS = { perAccountAndIp: 10, perIp: 100, windowMs: 15 * 6
  * first is checked is answered 429 at once, so that one client cannot hold several of the few
  * password-hashing places (MAX_CONCURRENT_PASSWORD_HASHES) that everyone's sign-ins share.
  */
-export const signinsInFlight = new ConcurrencyGate(1);
+const signinsInFlight = new ConcurrencyGate(1);
 
 const WRONG = 'Email or password is incorrect.';
 
