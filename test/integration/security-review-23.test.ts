@@ -129,6 +129,7 @@ describe('L5. what members may do to limits and see of buyers; staff mail per pu
     const seenByMember = await page(member.email);
     expect(seenByMember).toContain('data-testid="accesses"');
     expect(seenByMember).not.toContain('203.0.113.77');
+    expect(seenByMember).not.toContain('<th scope="col">IP</th>');
   });
 
   test(`staff email a buyer by hand at most ${STAFF_MAIL_LIMIT.perPurchase} times per purchase and hour (re-arm and resend together), `

@@ -126,7 +126,8 @@ function linksSection(e: EvidenceRecord): SafeHtml {
 </section>`;
 }
 
-function accessesSection(e: EvidenceRecord): SafeHtml {
+/** `showIps`: owners and admins only (members get the record without addresses, and no column for them). */
+function accessesSection(e: EvidenceRecord, showIps: boolean): SafeHtml {
   const shown = e.accesses.slice(-ACCESS_ROWS).reverse();
   return html`<section aria-labelledby="accesses-heading">
   <h2 id="accesses-heading">Downloads and page opens</h2>
@@ -135,11 +136,11 @@ function accessesSection(e: EvidenceRecord): SafeHtml {
     : 'Newest first.'}</p>`}
   <div class="table-wrap"><table data-testid="accesses">
     <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">File</th><th scope="col" class="num">Bytes</th>
-      <th scope="col">IP</th><th scope="col">Browser</th></tr></thead>
-    <tbody>${shown.length === 0 ? emptyRow(6, 'The buyer has not opened a link yet.') : shown.map((a) => html`<tr>
+      ${showIps ? html`<th scope="col">IP</th>` : ''}<th scope="col">Browser</th></tr></thead>
+    <tbody>${shown.length === 0 ? emptyRow(showIps ? 6 : 5, 'The buyer has not opened a link yet.') : shown.map((a) => html`<tr>
       <td>${when(a.at)}</td><td>${a.kind}</td><td>${a.file ?? html`<span class="muted">—</span>`}</td>
       <td class="num">${a.bytes === null ? '' : html`<span title="${String(a.bytes)} bytes">${bytes(a.bytes)}</span>`}</td>
-      <td>${a.ip ? html`<code>${a.ip}</code>` : ''}</td><td class="small">${a.userAgent ?? ''}</td></tr>`)}</tbody>
+      ${showIps ? html`<td>${a.ip ? html`<code>${a.ip}</code>` : ''}</td>` : ''}<td class="small">${a.userAgent ?? ''}</td></tr>`)}</tbody>
   </table></div>
 </section>`;
 }
@@ -203,7 +204,7 @@ ${summary(p, d.evidence)}
 ${actionsPanel(ctx, p)}
 ${allowancePanel(ctx, p, d.allowance)}
 ${linksSection(d.evidence)}
-${accessesSection(d.evidence)}
+${accessesSection(d.evidence, ctx.isAdmin)}
 ${staffSection(d.evidence)}
 ${receiptsSection(d.evidence)}
 ${ordersSection(d.evidence)}
