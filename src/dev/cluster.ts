@@ -11,7 +11,8 @@ import { loadConfig } from '../config';
 import { createOrm, migrate } from '../db/orm';
 import { runStarter } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
-import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../temporal/worker-process';
+import { WORKER_NODE_FLAGS } from '../temporal/worker-process';
+import { clusterEnvironments } from './cluster-env';
 import { startDevMailbox } from './dev-mailbox';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { startSeaweedFs } from './seaweedfs';
@@ -117,21 +118,19 @@ async function main(): Promise<void> {
       });
     };
     const apiPorts = await Promise.all(Array.from({ length: config.cluster.apiProcesses }, () => freePort()));
+    const workerMetricsAddresses: string[] = [];
+    for (let i = 0; i < config.cluster.workerProcesses; i += 1) workerMetricsAddresses.push(`127.0.0.1:${await freePort()}`);
     const uiBinary = findTemporalUi();
     const uiPort = await freePort();
     const uiUrl = uiBinary ? `http://localhost:${uiPort}` : undefined;
+    const envs = clusterEnvironments({ siteUrl: process.env.SITE_URL, apiPorts, workerMetricsAddresses, temporalUiUrl: uiUrl });
     const waits: Array<Promise<void>> = [];
-    apiPorts.forEach((port, i) => {
-      const env = { PORT: String(port), BASE_URL: `http://localhost:${port}`, ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}) };
-      waits.push(launch(`api ${i + 1}`, 'http/server.js', env, /API listening/, `http://localhost:${port}`));
+    envs.apis.forEach((env, i) => {
+      waits.push(launch(`api ${i + 1}`, 'http/server.js', env, /API listening/, env.BASE_URL));
     });
-    for (let i = 0; i < config.cluster.workerProcesses; i += 1) {
-      const metrics = `127.0.0.1:${await freePort()}`;
-      waits.push(launch(
-        `worker ${i + 1}`, 'temporal/worker-main.js', { ...WORKER_PROCESS_ENV, WORKER_METRICS_ADDRESS: metrics }, /worker polling/, `http://${metrics}/metrics`,
-        WORKER_NODE_FLAGS,
-      ));
-    }
+    envs.workers.forEach((env, i) => {
+      waits.push(launch(`worker ${i + 1}`, 'temporal/worker-main.js', env, /worker polling/, `http://${env.WORKER_METRICS_ADDRESS}/metrics`, WORKER_NODE_FLAGS));
+    });
     await Promise.all(waits);
     const ui = uiBinary && await startTemporalUi({
       uiBinary, root: path.join(config.dataDir, 'temporal-ui'), serverAddress: server.address, port: uiPort,
@@ -143,6 +142,7 @@ async function main(): Promise<void> {
       `Cluster ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       `  Temporal     ${server.address} (server on PostgreSQL, ${config.cluster.historyShards} history shards; metrics ${server.metricsUrl})`,
       `  Temporal UI  ${ui ? `${ui.url} (decodes payloads through http://localhost:${apiPorts[0]}/codec for a signed-in operator)` : '(not built: npm run setup:temporal -- --server)'}`,
+      `  Links        ${envs.siteUrl}/d/… (SITE_URL of every API and worker process)`,
       ...children.map(({ name, url }) => `  ${name.padEnd(12)} ${url}${name.startsWith('api') ? ' (API, dashboard, /metrics)' : ' (metrics)'}`),
       `  Files        ${filesLine}`,
       `  Mailbox      ${mailbox ? `SMTP ${mailbox.url}` : `(external SMTP ${config.smtpUrl})`}`,

@@ -17,4 +17,11 @@ export class ConflictError extends DomainError { readonly status = 409; }
 export class PayloadTooLargeError extends DomainError { readonly status = 413; }
 export class UnsupportedMediaTypeError extends DomainError { readonly status = 415; }
 export class UnprocessableError extends DomainError { readonly status = 422; }
-export class ServiceUnavailableError extends DomainError { readonly status = 503; }
+/** Refused for load, not for what was asked: the same request may be sent again after Retry-After. */
+export abstract class RetryLaterError extends DomainError {
+  constructor(message: string, readonly retryAfterSeconds = 1) {
+    super(message);
+  }
+}
+export class TooManyRequestsError extends RetryLaterError { readonly status = 429; }
+export class BusyError extends RetryLaterError { readonly status = 503; }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type PDFKitDocument from 'pdfkit';
 import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
-import { ServiceUnavailableError } from '../domain/errors';
+import { BusyError } from '../domain/errors';
 
 /**
  * The dispute evidence record rendered as a PDF a person reads (decisions §11): A4, pdfkit's
@@ -41,7 +41,7 @@ export function renderEvidencePdf(record: EvidenceRecord, timeoutMs = EVIDENCE_P
     : new Worker(WORKER_FILE, { workerData: record });
   return new Promise<Buffer>((resolve, reject) => {
     const timer = setTimeout(() => {
-      reject(new ServiceUnavailableError('the evidence PDF took too long to draw; the JSON record has the same facts'));
+      reject(new BusyError('the evidence PDF took too long to draw; the JSON record has the same facts'));
       void worker.terminate();
     }, timeoutMs);
     // Whichever comes first settles the promise; the others change nothing.

@@ -128,7 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await dispatcher.stop();
   });
   const keyRing = await loadKeyRing(options.config);
-  const metrics = await registerMetrics(app, options.orm);
+  const metrics = await registerMetrics(app, options.orm, options.clock);
   // Secrets stored before sealing existed are sealed once, by whichever process starts first.
   app.addHook('onReady', async () => {
     await sealPlainSecrets(options.orm.em.fork(), keyRing);

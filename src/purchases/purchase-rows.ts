@@ -8,6 +8,7 @@ import { normaliseEmail } from '../domain/email';
 import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
+import { logStaffAction, type StaffActor } from '../services/revocations';
 
 /**
  * Purchases as they are read: the API's list (JSON), the dashboard's list and search, the webhook
@@ -169,14 +170,24 @@ export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId
   return row ?? null;
 }
 
-/** A purchase's own download limit (decisions §10); null = the product's. 404 for another organisation's. */
-export async function setPurchaseDownloadLimit(em: EntityManager, orgId: string, purchaseId: string, downloadLimit: number | null): Promise<void> {
-  const rows = isUuid(purchaseId)
-    ? await em.execute<Array<{ id: string }>>(
-        'update purchase set download_limit = ? where id = ? and organisation_id = ? returning id', [downloadLimit, purchaseId, orgId],
-      )
-    : [];
-  if (rows.length === 0) throw new NotFoundError('purchase not found');
+/**
+ * A purchase's own download limit (decisions §10); null = the product's. 404 for another
+ * organisation's. Logged with who set it, as the other staff actions on a purchase are.
+ */
+export async function setPurchaseDownloadLimit(
+  em: EntityManager, orgId: string, purchaseId: string, downloadLimit: number | null, actor: StaffActor, now: Date,
+): Promise<void> {
+  if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
+  await em.transactional(async (tx) => {
+    const [before] = await tx.execute<Array<{ download_limit: number | null }>>(
+      'select download_limit from purchase where id = ? and organisation_id = ? for update', [purchaseId, orgId],
+    );
+    if (!before) throw new NotFoundError('purchase not found');
+    await tx.execute('update purchase set download_limit = ? where id = ?', [downloadLimit, purchaseId], 'run');
+    const words = (limit: number | null) => (limit === null ? 'the product\'s' : String(limit));
+    await logStaffAction(tx, { id: purchaseId, organisation_id: orgId }, 'download_limit', actor,
+      `download limit ${words(downloadLimit)} (was ${words(before.download_limit)})`, now);
+  });
 }
 
 /** What the answer to a recorded sale names: the customer's email and the product. */

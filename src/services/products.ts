@@ -2,10 +2,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Product, ProductSku, ProductVersion } from '../db/entities';
 import { isoUtc, preparedRows } from '../db/sql';
-import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { normaliseSku } from '../domain/ids';
 import { normaliseSlug } from '../domain/slug';
-import { PRODUCT_STATUSES, VERSION_STATUSES } from '../domain/statuses';
+import { isAdminRole, PRODUCT_STATUSES, VERSION_STATUSES } from '../domain/statuses';
+import type { Principal } from '../domain/access';
 import { isUuid } from '../domain/uuid';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 
@@ -229,13 +230,18 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
   return created;
 }
 
-/** PUT /api/products/{productId}: merges the given fields; answers the full row. */
+/**
+ * PUT /api/products/{productId}: merges the given fields; answers the full row. A download limit
+ * bounds what every buyer of the product may take: only owners and admins change it (a member's
+ * form may send it back unchanged).
+ */
 export async function updateProduct(
   em: EntityManager,
-  orgId: string,
+  editor: Pick<Principal, 'orgId' | 'role'>,
   productId: string,
   patch: UpdateProductInput,
 ): Promise<ProductJson> {
+  const { orgId } = editor;
   const name = patch.name === undefined ? undefined : requiredName(patch.name);
   const slug = patch.slug === undefined ? undefined : slugOf(patch.slug);
 
@@ -244,7 +250,10 @@ export async function updateProduct(
     if (name !== undefined) product.name = name;
     if (patch.description !== undefined) product.description = patch.description;
     if (patch.status !== undefined) product.status = patch.status;
-    if (patch.downloadLimit !== undefined) product.downloadLimit = patch.downloadLimit;
+    if (patch.downloadLimit !== undefined && patch.downloadLimit !== product.downloadLimit) {
+      if (!isAdminRole(editor.role)) throw new ForbiddenError('admin role required: only owners and admins may change a download limit');
+      product.downloadLimit = patch.downloadLimit;
+    }
     if (patch.activeVersionId !== undefined) product.activeVersion = await readyVersionOf(tx, product, patch.activeVersionId);
     if (slug !== undefined || patch.skus !== undefined) {
       if (slug !== undefined) product.slug = slug;

@@ -8,6 +8,8 @@ import { isoUtc } from '../db/sql';
 import type { EvidenceRecord } from '../domain/evidence';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
+import type { Principal } from '../domain/access';
+import { isAdminRole } from '../domain/statuses';
 import { displayAmount, type PurchaseRow } from '../purchases/purchase-rows';
 import { purchaseEvidence } from './evidence';
 import { COUNTED_TRANSFERS_SQL } from './downloads';
@@ -48,8 +50,13 @@ const DETAIL_SQL = `select p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id
   from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
   where p.id = ? and p.organisation_id = ?`;
 
-/** The purchase of this organisation with its allowance and evidence; unknown, malformed or another organisation's id → 404. */
-export async function purchaseDetail(em: EntityManager, orgId: string, purchaseId: string, now: Date): Promise<PurchaseDetail> {
+/**
+ * The purchase of the viewer's organisation with its allowance and evidence; unknown, malformed or
+ * another organisation's id → 404. Buyers' IP addresses are personal data that only owners and
+ * admins, who answer disputes, need: a member sees none.
+ */
+export async function purchaseDetail(em: EntityManager, viewer: Pick<Principal, 'orgId' | 'role'>, purchaseId: string, now: Date): Promise<PurchaseDetail> {
+  const { orgId } = viewer;
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
   const [row] = await em.execute<DetailRow[]>(DETAIL_SQL, [purchaseId, orgId]);
   if (!row) throw new NotFoundError('purchase not found');
@@ -69,6 +76,6 @@ export async function purchaseDetail(em: EntityManager, orgId: string, purchaseI
       used: Number(used),
       countedFrom,
     },
-    evidence,
+    evidence: isAdminRole(viewer.role) ? evidence : { ...evidence, accesses: evidence.accesses.map((access) => ({ ...access, ip: null })) },
   };
 }

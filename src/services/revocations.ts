@@ -163,7 +163,7 @@ export interface StaffActor {
 }
 
 /** A staff action on a purchase, in its activity log (the evidence record lists them). */
-export async function logStaffAction(em: EntityManager, purchase: { id: string; organisation_id: string }, kind: 'revoke' | 'restore' | 'rearm', actor: StaffActor, detail: string | null, now: Date): Promise<void> {
+export async function logStaffAction(em: EntityManager, purchase: { id: string; organisation_id: string }, kind: 'revoke' | 'restore' | 'rearm' | 'download_limit', actor: StaffActor, detail: string | null, now: Date): Promise<void> {
   await em.execute(
     `insert into activity_log_entry (id, organisation_id, kind, purchase_id, actor, detail, created_at)
      select gen_random_uuid(), ?, ?, ?, (select email from app_user where id = ?) || ?, ?, ?`,

@@ -12,6 +12,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isoUtc } from '../db/sql';
 import type { NewDispatch } from '../domain/dispatch';
+import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import type { HeldLine } from '../domain/held-line';
 import { fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
@@ -90,11 +91,12 @@ export async function heldSales(em: EntityManager, orgId: string, rawSku: string
  * Maps an SKU to a product (adds it to the product's extra SKUs; one that maps to another product
  * is 409) and answers the sales it held back. Mapping twice to the same product changes nothing.
  */
-export async function mapUnmatchedSku(em: EntityManager, orgId: string, rawSku: string, productId: string): Promise<HeldSales> {
+export async function mapUnmatchedSku(em: EntityManager, editor: Pick<Principal, 'orgId' | 'role'>, rawSku: string, productId: string): Promise<HeldSales> {
+  const { orgId } = editor;
   const sku = skuOf(rawSku);
   const { product } = await getProduct(em, orgId, productId);
   if (!product.skus.includes(normaliseSku(sku)) && product.slug !== normaliseSku(sku)) {
-    await updateProduct(em, orgId, productId, { skus: [...product.skus, sku] });
+    await updateProduct(em, editor, productId, { skus: [...product.skus, sku] });
   }
   return heldSales(em, orgId, sku);
 }

@@ -150,7 +150,14 @@ test(`${ORDERS} orders over two API processes under faults (worker killed twice,
     [org.orgId, org.orgId, org.orgId],
   );
   expect(counts).toEqual({ purchases: String(ORDERS), receipts: String(ORDERS), distinct_orders: String(ORDERS) });
-  expect(mailbox.messages().filter((m) => m.subject.startsWith('Your download:')).length).toBe(ORDERS);
+  const receipts = mailbox.messages().filter((m) => m.subject.startsWith('Your download:'));
+  expect(receipts.length).toBe(ORDERS);
+  // A receipt's link, written by a worker, opens on the cluster (the cluster gives every role one SITE_URL).
+  const link = /https?:\/\/[^\s"<>]+\/d\/[^\s"<>]+/.exec(receipts[0].text)?.[0];
+  expect(link).toBeDefined();
+  expect(apiUrls()).toContain(new URL(link!).origin);
+  const page = await fetch(link!);
+  expect(page.status).toBe(200);
 
   // The cluster's Temporal UI lists them, found by the service's search attributes.
   const ui = /Temporal UI\s+(http:\/\/localhost:\d+)/.exec(output)?.[1];

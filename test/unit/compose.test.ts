@@ -16,9 +16,13 @@ interface ComposeService {
   healthcheck?: { test: string[] | string };
   ports?: string[];
   deploy?: { replicas?: number };
+  networks?: string[];
+  configs?: Array<{ source: string; target: string }>;
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
+  networks: Record<string, { ipam?: { config?: Array<{ subnet: string }> } }>;
+  configs: Record<string, { content: string }>;
 }
 
 /** The environment as a map, whichever of compose's two spellings is used. */
@@ -42,7 +46,7 @@ describe('docker-compose.yml (production shape)', () => {
 
   it('publishes nothing unauthenticated beyond the host\'s loopback: only the proxy in front of the API listens outside', () => {
     expect(compose.services.api.ports ?? []).toEqual([]);
-    expect(compose.services.proxy.ports).toEqual(['3000:80']);
+    expect(compose.services.proxy.ports).toEqual(['80:80', '443:443']);
     for (const [name, service] of Object.entries(compose.services)) {
       for (const port of service.ports ?? []) {
         if (name === 'proxy') continue;
@@ -58,8 +62,7 @@ describe('docker-compose.yml (production shape)', () => {
     expect(Number(env(compose.services.temporal).NUM_HISTORY_SHARDS)).toBe(defaults.cluster.historyShards);
     expect(compose.services.temporal.image).toMatch(/:1\.29\.1$/);
     expect(readFileSync(path.join(root, 'scripts', 'setup-temporal.js'), 'utf8')).toContain("SERVER_VERSION = 'v1.29.1'");
-    // The API trusts the proxy's X-Forwarded-For; workers export metrics Prometheus scrapes.
-    expect(env(compose.services.api).TRUST_PROXY).toBe('uniquelocal');
+    // Workers export metrics Prometheus scrapes.
     expect(env(compose.services.worker).WORKER_METRICS_ADDRESS).toBe('0.0.0.0:9464');
     expect(compose.services).toHaveProperty('prometheus');
     expect(env(compose.services['temporal-ui']).TEMPORAL_CODEC_ENDPOINT).toMatch(/\/codec$/);
@@ -140,5 +143,61 @@ describe('docker-compose.yml (production shape)', () => {
     expect(dockerfile).toMatch(/npm run build/);
     expect(dockerfile).toMatch(/npm prune --omit=dev/);
     expect(dockerfile).toMatch(/^USER node$/m);
+  });
+
+  describe('security review L4 and L10', () => {
+    const caddyfile = compose.configs.caddyfile.content;
+    const dbUser = (url: string) => /^postgres:\/\/([^:@]+)/.exec(url)?.[1];
+
+    it('terminates TLS at the proxy, whose address is the https BASE_URL, and keeps /metrics and /readyz to compose\'s network', () => {
+      // A site address that is a host name (not `:80`, not http://) is served over https by Caddy.
+      const site = /^(\S+) \{/m.exec(caddyfile)?.[1];
+      expect(site).toBe('${PUBLIC_HOST:-localhost}');
+      for (const name of ['api', 'worker']) expect(env(compose.services[name]).BASE_URL).toBe('https://${PUBLIC_HOST:-localhost}');
+      expect(env(compose.services['temporal-ui']).TEMPORAL_CODEC_ENDPOINT).toBe('https://${PUBLIC_HOST:-localhost}/codec');
+      const matcher = /@(\w+) path ([^\n]+)/.exec(caddyfile);
+      expect(matcher?.[2].split(' ')).toEqual(expect.arrayContaining(['/metrics', '/readyz']));
+      expect(caddyfile).toContain(`respond @${matcher?.[1]} 404`);
+    });
+
+    it('trusts X-Forwarded-For from the proxy\'s subnet only, a network of the proxy and the api replicas alone', () => {
+      const edge = Object.entries(compose.networks).find(([, network]) => network.ipam?.config?.length)!;
+      expect(env(compose.services.api).TRUST_PROXY).toBe(edge[1].ipam!.config![0].subnet);
+      const onEdge = Object.entries(compose.services).filter(([, service]) => service.networks?.includes(edge[0])).map(([name]) => name);
+      expect(onEdge.sort()).toEqual(['api', 'proxy']);
+      expect(compose.services.proxy.networks).toEqual([edge[0]]);
+    });
+
+    it('gives api and worker a database role of rows only, migrations the owner role, Temporal a role of its own', () => {
+      const app = dbUser(env(compose.services.api).DATABASE_URL);
+      expect(dbUser(env(compose.services.worker).DATABASE_URL)).toBe(app);
+      const owner = dbUser(env(compose.services.migrate).DATABASE_URL);
+      const temporal = env(compose.services.temporal).POSTGRES_USER;
+      expect(new Set([app, owner, temporal, 'postgres']).size).toBe(4);
+      const roles = compose.configs['postgres-roles'].content;
+      expect(compose.services.postgres.configs?.map((c) => c.source)).toContain('postgres-roles');
+      expect(roles).toContain(`alter default privileges for role ${owner} in schema public grant select, insert, update, delete on tables to ${app};`);
+      expect(roles).toContain(`alter database delivery owner to ${owner};`);
+      expect(roles).not.toMatch(/superuser|grant all|createrole/i);
+      expect(roles).toMatch(new RegExp(`create role ${temporal} login createdb password`));
+    });
+
+    it('gives api and worker a MinIO user whose policy reaches their bucket only, not MinIO\'s root', () => {
+      const api = env(compose.services.api);
+      const minio = env(compose.services.minio);
+      expect(minio.MINIO_ROOT_USER).not.toBe(api.S3_ACCESS_KEY_ID);
+      expect(minio.MINIO_ROOT_PASSWORD).not.toBe(api.S3_SECRET_ACCESS_KEY);
+      const bucket = /^s3:\/\/([^/]+)/.exec(api.STORAGE_URL)![1];
+      const policy = JSON.parse(compose.configs['minio-service-policy'].content) as { Statement: Array<{ Action: string[]; Resource: string[] }> };
+      expect(policy.Statement.flatMap((s) => s.Resource).sort()).toEqual([`arn:aws:s3:::${bucket}`, `arn:aws:s3:::${bucket}/*`]);
+      expect(policy.Statement.flatMap((s) => s.Action).every((action) => action.startsWith('s3:') && !action.includes('*'))).toBe(true);
+      const init = JSON.stringify(compose.services['minio-init'].entrypoint);
+      expect(init).toContain('mc admin policy attach store');
+      expect(init).toContain('--user \\"$$S3_ACCESS_KEY_ID\\"');
+    });
+
+    it('lets no page of the API\'s origin call the Temporal UI\'s API (no CORS origins)', () => {
+      expect(env(compose.services['temporal-ui']).TEMPORAL_CORS_ORIGINS).toBeUndefined();
+    });
   });
 });

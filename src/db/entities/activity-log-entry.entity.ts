@@ -5,15 +5,15 @@ import { Organisation } from './organisation.entity';
 import { Purchase } from './purchase.entity';
 import { VersionFile } from './version-file.entity';
 
-export const ACTIVITY_KINDS = ['file_download', 'download_session', 'page_open', 'revoke', 'restore', 'rearm'] as const;
+export const ACTIVITY_KINDS = ['file_download', 'download_session', 'page_open', 'revoke', 'restore', 'rearm', 'download_limit'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
 
 /**
  * The purchase's activity: the download ledger (one `file_download` per completed file transfer,
  * what the report lists; one `download_session` per download-complete call; one `page_open` per
  * link per minute, counting the openings in `occurrences`) and staff actions on it (`revoke`,
- * `restore`, `rearm`, with who). Read by purchase, kind and time for the download limit, the page
- * opens' de-duplication and the evidence record.
+ * `restore`, `rearm`, `download_limit`, with who). Read by purchase, kind and time for the download
+ * limit, the page opens' de-duplication and the evidence record.
  */
 @Entity({ tableName: 'activity_log_entry' })
 @Index({ properties: ['organisation', 'kind', 'createdAt'] })
@@ -52,7 +52,7 @@ export class ActivityLogEntry {
   @Property({ type: 'text', nullable: true })
   actor: string | null = null;
 
-  /** Staff actions: what was done (a revoke's reason, a re-arm's recipient). */
+  /** Staff actions: what was done (a revoke's reason, a re-arm's recipient, a download limit's new value). */
   @Property({ type: 'text', nullable: true })
   detail: string | null = null;
 

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { isDatabaseUnavailable } from '../../db/unavailable';
 import { uniqueViolationMessage } from '../../db/unique-keys';
-import { DomainError } from '../../domain/errors';
+import { DomainError, RetryLaterError } from '../../domain/errors';
 import { ObjectTooLargeError } from '../../storage/file-storage';
 import { html } from '../../templating/html';
 
@@ -63,6 +63,7 @@ const NOT_FOUND_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-
 /** The one error handler: domain errors keep their status, 4xx keep theirs, 5xx never leak. */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof RetryLaterError) reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof DomainError) return sendError(request, reply, error.status, error.message);
     if (error instanceof ObjectTooLargeError) return sendError(request, reply, 413, error.message);
     const conflict = uniqueViolationMessage(error);

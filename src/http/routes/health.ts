@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { outboxBacklog } from '../../services/workflow-outbox';
 import type { AppDeps } from '../app';
 
 const Readiness = z.object({
@@ -27,11 +26,11 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         tags: ['health'],
         response: { 200: Readiness, 503: Readiness },
       },
-    }, async (request, reply) => {
+    }, async (_request, reply) => {
       const withTimeout = <T>(p: Promise<T>) =>
         Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref())]);
       const [outbox, temporal] = await Promise.all([
-        withTimeout(outboxBacklog(request.em, null)).catch(() => null),
+        withTimeout(deps.metrics.outboxBacklog()).catch(() => null),
         withTimeout(deps.fulfilment.ping()).then(() => true, () => false),
       ]);
       const database = outbox !== null;

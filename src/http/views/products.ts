@@ -26,6 +26,8 @@ export function whyNotLive(listing: ProductListing): string | null {
 const skuText = (skus: string[]): string => skus.join('\n');
 
 function productFields(ctx: PageContext, p?: ProductListing['product']): SafeHtml {
+  // A member's form sends an existing product's limit back unchanged (the service refuses a change).
+  const limitLocked = p !== undefined && !ctx.isAdmin;
   const id = p ? 'edit' : 'new';
   return html`${csrfField(ctx)}
     <label for="${id}-name">Name</label>
@@ -36,8 +38,8 @@ function productFields(ctx: PageContext, p?: ProductListing['product']): SafeHtm
     <textarea id="${id}-description" name="description" maxlength="20000">${p?.description ?? ''}</textarea>
     <label for="${id}-skus">Extra SKUs <span class="hint">One per line or separated by commas: the SKUs your sales platforms send for this product.</span></label>
     <textarea id="${id}-skus" name="skus">${p ? skuText(p.skus) : ''}</textarea>
-    <label for="${id}-download-limit">Download limit <span class="hint">Completed file transfers allowed per purchase; leave it empty for unlimited. A purchase may have its own.</span></label>
-    <input id="${id}-download-limit" class="short" name="downloadLimit" type="number" min="1" max="1000000" step="1" inputmode="numeric" value="${p?.downloadLimit ?? ''}">`;
+    <label for="${id}-download-limit">Download limit <span class="hint">Completed file transfers allowed per purchase; leave it empty for unlimited. A purchase may have its own.${limitLocked ? ' Owners and admins change it.' : ''}</span></label>
+    <input id="${id}-download-limit" class="short" name="downloadLimit" type="number" min="1" max="1000000" step="1" inputmode="numeric" value="${p?.downloadLimit ?? ''}"${limitLocked ? html` readonly` : ''}>`;
 }
 
 /** A product's download limit in words (decisions §10). */

@@ -19,7 +19,9 @@ const RECEIPT_LABEL: Record<PurchaseRow['receiptStatus'], string> = {
 };
 
 
-const STAFF_ACTION: Record<string, string> = { revoke: 'Access withdrawn', restore: 'Access restored', rearm: 'Re-armed' };
+const STAFF_ACTION: Record<string, string> = {
+  revoke: 'Access withdrawn', restore: 'Access restored', rearm: 'Re-armed', download_limit: 'Download limit changed',
+};
 
 const REASON: Record<RevokeReason, string> = { refund: 'refund', chargeback: 'chargeback', manual: 'manual' };
 
@@ -121,7 +123,8 @@ function linksSection(e: EvidenceRecord): SafeHtml {
 </section>`;
 }
 
-function accessesSection(e: EvidenceRecord): SafeHtml {
+/** `showIps`: owners and admins only (members get the record without addresses, and no column for them). */
+function accessesSection(e: EvidenceRecord, showIps: boolean): SafeHtml {
   const shown = [...e.accesses].reverse();
   return html`<section aria-labelledby="accesses-heading">
   <h2 id="accesses-heading">Downloads and page opens</h2>
@@ -130,11 +133,11 @@ function accessesSection(e: EvidenceRecord): SafeHtml {
     : 'Newest first.'}</p>`}
   <div class="table-wrap"><table data-testid="accesses">
     <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">File</th><th scope="col" class="num">Bytes</th>
-      <th scope="col">IP</th><th scope="col">Browser</th></tr></thead>
-    <tbody>${shown.length === 0 ? emptyRow(6, 'The buyer has not opened a link yet.') : shown.map((a) => html`<tr>
+      ${showIps ? html`<th scope="col">IP</th>` : ''}<th scope="col">Browser</th></tr></thead>
+    <tbody>${shown.length === 0 ? emptyRow(showIps ? 6 : 5, 'The buyer has not opened a link yet.') : shown.map((a) => html`<tr>
       <td>${when(a.at)}</td><td>${accessLabel(a)}</td><td>${a.file ?? html`<span class="muted">—</span>`}</td>
       <td class="num">${a.bytes === null ? '' : html`<span title="${String(a.bytes)} bytes">${bytes(a.bytes)}</span>`}</td>
-      <td>${a.ip ? html`<code>${a.ip}</code>` : ''}</td><td class="small">${a.userAgent ?? ''}</td></tr>`)}</tbody>
+      ${showIps ? html`<td>${a.ip ? html`<code>${a.ip}</code>` : ''}</td>` : ''}<td class="small">${a.userAgent ?? ''}</td></tr>`)}</tbody>
   </table></div>
 </section>`;
 }
@@ -198,7 +201,7 @@ ${summary(p, d.evidence)}
 ${actionsPanel(ctx, p)}
 ${allowancePanel(ctx, p, d.allowance)}
 ${linksSection(d.evidence)}
-${accessesSection(d.evidence)}
+${accessesSection(d.evidence, ctx.isAdmin)}
 ${staffSection(d.evidence)}
 ${receiptsSection(d.evidence)}
 ${ordersSection(d.evidence)}

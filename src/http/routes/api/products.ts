@@ -64,5 +64,5 @@ export const productRoutes = (deps: Pick<AppDeps, 'catalogueListings'>): Fastify
       body: UpdateProductSchema,
       response: { 200: ProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
     },
-  }, async (request) => updateProduct(request.em, principalOf(request).orgId, request.params.productId, request.body));
+  }, async (request) => updateProduct(request.em, principalOf(request), request.params.productId, request.body));
 };

@@ -6,6 +6,7 @@ import { REVOKE_REASONS } from '../../../domain/statuses';
 import { renderEvidencePdf } from '../../../evidence/evidence-pdf';
 import { setPurchaseDownloadLimit } from '../../../purchases/purchase-rows';
 import { rearmPurchase } from '../../../services/download-rearm';
+import { countStaffMail, STAFF_MAIL_LIMIT } from '../../../services/staff-mail-limit';
 import { purchaseEvidence } from '../../../services/evidence';
 import { restoreByHand, revokeByHand } from '../../../services/revocations';
 import { DownloadLimitInput } from '../../../services/products';
@@ -63,15 +64,17 @@ export function purchaseAccessRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       config: { access: 'admin' },
       schema: {
         summary: 'Override the product\'s download limit for one purchase (owner/admin)',
-        description: 'Body `{downloadLimit}`: completed file transfers allowed; null or absent = the product\'s limit.',
+        description: 'Body `{downloadLimit}`: completed file transfers allowed; null or absent = the product\'s limit. '
+          + 'Logged in the purchase\'s activity.',
         tags: ['purchases'],
         params: Params,
         body: z.object({ downloadLimit: DownloadLimitInput.optional() }),
         response: { 200: z.object({ purchaseId: z.uuid(), downloadLimit: z.number().int().nullable() }) },
       },
     }, async (request) => {
+      const principal = principalOf(request);
       const downloadLimit = request.body.downloadLimit ?? null;
-      await setPurchaseDownloadLimit(request.em, principalOf(request).orgId, request.params.purchaseId, downloadLimit);
+      await setPurchaseDownloadLimit(request.em, principal.orgId, request.params.purchaseId, downloadLimit, actorOf(principal), deps.clock());
       return { purchaseId: request.params.purchaseId, downloadLimit };
     });
 
@@ -81,13 +84,14 @@ export function purchaseAccessRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         summary: 'Re-arm a purchase: reset its download count and email a fresh link (owner/admin)',
         description: 'Restarts the count of completed transfers, makes every open link of the purchase stop working, and '
           + 'emails a fresh link to the purchase\'s email (through the outbox: sent even if the workflow engine is away now). '
-          + 'A revoked purchase is 409: restore it first.',
+          + `A revoked purchase is 409: restore it first. At most ${STAFF_MAIL_LIMIT.perPurchase} emails by hand per purchase and hour (429 with Retry-After).`,
         tags: ['purchases'],
         params: Params,
         response: { 200: z.object({ purchaseId: z.uuid(), linkSentTo: z.string() }) },
       },
     }, async (request) => {
       const principal = principalOf(request);
+      await countStaffMail(request.em, request.params.purchaseId, deps.clock());
       const rearmed = await rearmPurchase(request.em, principal.orgId, request.params.purchaseId, actorOf(principal), deps.clock());
       deps.dispatcher.nudge();
       return rearmed;

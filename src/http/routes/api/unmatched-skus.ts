@@ -40,9 +40,9 @@ export function unmatchedSkuRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         response: { 200: HeldSalesSchema },
       },
     }, async (request) => {
-      const { orgId } = principalOf(request);
-      await assertSkuSeen(request.em, orgId, request.params.sku);
-      return mapUnmatchedSku(request.em, orgId, request.params.sku, request.body.productId);
+      const principal = principalOf(request);
+      await assertSkuSeen(request.em, principal.orgId, request.params.sku);
+      return mapUnmatchedSku(request.em, principal, request.params.sku, request.body.productId);
     });
 
     app.post('/api/unmatched-skus/:sku/deliver', {

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../../../security/secrets';
+import { clientAddressKey } from '../../client-address';
 import { tooManyRequestsPage } from '../../views/customer-pages';
 import { sendPage } from './page-reply';
 
 /**
  * Limits of the requests that send links by email (decisions §6), counted in PostgreSQL so every
- * API process shares them: per client IP across /my and the "email me a fresh link" button, per
+ * API process shares them: per client address (an IPv6 /64) across /my and the "email me a fresh link" button, per
  * email address on /my, per link on the button. Addresses and tokens are hashed in the keys.
  */
 export const SELF_SERVICE_LIMITS = {
@@ -35,7 +36,7 @@ export function selfServiceLimiters(app: FastifyInstance, emailOf: (request: Fas
     };
   };
   return {
-    perIp: limiter(SELF_SERVICE_LIMITS.perIp, (r) => `self-service:ip:${r.ip}`),
+    perIp: limiter(SELF_SERVICE_LIMITS.perIp, (r) => `self-service:ip:${clientAddressKey(r.ip)}`),
     perEmail: limiter(SELF_SERVICE_LIMITS.perEmail, (r) => `self-service:email:${sha256Hex(emailOf(r))}`),
     perLink: limiter(SELF_SERVICE_LIMITS.perLink, (r) => `self-service:link:${sha256Hex((r.params as { token: string }).token)}`),
   };

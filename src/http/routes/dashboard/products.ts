@@ -88,7 +88,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     config: formConfig, preValidation: formBodyOnly, schema: { hide: true, params: Params, body: ProductForm },
   }, async (request, reply) => {
     const { name, slug, description, skus, downloadLimit } = request.body;
-    const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, {
+    const product = await updateProduct(request.em, principalOf(request), request.params.productId, {
       name, slug, description, skus: skuList(skus), downloadLimit,
     });
     return seeOther(request, reply, `/products/${product.id}?done=saved`);
@@ -100,7 +100,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, status: z.enum(PRODUCT_STATUSES) }) },
   }, async (request, reply) => {
     const { status } = request.body;
-    const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, { status });
+    const product = await updateProduct(request.em, principalOf(request), request.params.productId, { status });
     return seeOther(request, reply, `/products/${product.id}?done=${status}`);
   });
 
@@ -109,7 +109,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     preValidation: formBodyOnly,
     schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, versionId: z.string().max(100) }) },
   }, async (request, reply) => {
-    const product = await updateProduct(request.em, principalOf(request).orgId, request.params.productId, {
+    const product = await updateProduct(request.em, principalOf(request), request.params.productId, {
       activeVersionId: request.body.versionId,
     });
     return seeOther(request, reply, `/products/${product.id}?done=activated`);

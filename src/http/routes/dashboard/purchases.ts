@@ -5,6 +5,7 @@ import { findCustomers } from '../../../services/customer-lookup';
 import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-rows';
 import { searchCustomers } from '../../../services/customer-search';
 import { listProducts } from '../../../services/products';
+import { countStaffMail } from '../../../services/staff-mail-limit';
 import { purchaseDetail } from '../../../services/purchase-detail';
 import { assertSkuSeen, heldSales } from '../../../services/unmatched-replay';
 import { unmatchedSkus } from '../../../services/webhook-log';
@@ -56,7 +57,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.get('/purchases/:purchaseId', {
       config: pageConfig, schema: { hide: true, params: z.object({ purchaseId: boundedText(FIELD_LIMITS.id) }) },
     }, async (request, reply) => {
-      const detail = await purchaseDetail(request.em, principalOf(request).orgId, request.params.purchaseId, deps.clock());
+      const detail = await purchaseDetail(request.em, principalOf(request), request.params.purchaseId, deps.clock());
       return sendPage(reply, purchaseDetailPage(pageContextOf(request), detail));
     });
 
@@ -83,6 +84,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       if (purchase === null) throw new NotFoundError('purchase not found');
       // No link goes out for a revoked purchase (decisions §9): say so rather than promise one.
       if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before sending a link');
+      await countStaffMail(request.em, purchaseId, deps.clock());
       // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own address.
       await requestFreshLinks(deps, { purchaseId }, orgId);
       return sendFragment(reply, notice(`A fresh link is on its way to ${purchase.email}.`));

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ForbiddenError } from '../../../domain/errors';
-import { hashPassword, needsRehash, randomSecret, sha256Hex, verifyPassword } from '../../../security/secrets';
+import { BusyError, ForbiddenError } from '../../../domain/errors';
+import { needsRehash, sha256Hex, unmatchableHash, verifyPassword } from '../../../security/secrets';
+import { ConcurrencyGate } from '../../../security/concurrency-gate';
+import { clientAddressKey } from '../../client-address';
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
 import { signInAccount, upgradePasswordHash } from '../../../services/users';
 import { formBodyOnly } from '../../form-body';
@@ -20,6 +22,13 @@ import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
  */
 export const SIGNIN_LIMITS = { perAccountAndIp: 10, perIp: 100, windowMs: 15 * 60_000, refusedDelayMs: 1_000 } as const;
 
+/**
+ * One sign-in at a time per client address (an IPv6 /64) in this process: a second one while the
+ * first is checked is answered 429 at once, so that one client cannot hold several of the few
+ * password-hashing places (MAX_CONCURRENT_PASSWORD_HASHES) that everyone's sign-ins share.
+ */
+const signinsInFlight = new ConcurrencyGate(1);
+
 const WRONG = 'Email or password is incorrect.';
 
 const SigninForm = z.object({
@@ -32,8 +41,7 @@ const SigninForm = z.object({
 export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     // Unknown accounts are checked against this hash, so they cost the same scrypt as known ones.
-    let dummyHash: Promise<string> | undefined;
-    const hashForUnknown = () => (dummyHash ??= hashPassword(randomSecret()));
+    const hashForUnknown = unmatchableHash();
 
     app.get('/signin', {
       config: { errorFormat: 'page' },
@@ -57,35 +65,49 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         .code(status)
         .type('text/html; charset=utf-8')
         .send(signinPage({ token: app.sessions.signinToken(request, reply), next, email: typed, error }));
+      const retryLater = (status: 429 | 503, error: string) => {
+        reply.header('retry-after', '1');
+        return again(status, error);
+      };
 
       if (!app.sessions.signinTokenMatches(request, request.body[CSRF_FIELD])) {
         return again(403, 'The sign-in form had expired. Please try again.');
       }
-      const em = request.em;
-      const now = deps.clock();
-      // Every attempt counts, before the password is even looked at (scrypt is costly); a
-      // successful sign-in clears its count, so only failures in a row lock that account there.
-      const accountKey = `signin:account-ip:${sha256Hex(email)}:${request.ip}`;
-      const [byIp, byAccount] = await Promise.all([
-        hitRateLimit(em, `signin:ip:${request.ip}`, SIGNIN_LIMITS.perIp, SIGNIN_LIMITS.windowMs, now),
-        hitRateLimit(em, accountKey, SIGNIN_LIMITS.perAccountAndIp, SIGNIN_LIMITS.windowMs, now),
-      ]);
-      if (!byIp.allowed || !byAccount.allowed) {
-        deps.metrics.signinFailures.inc();
-        await sleep(SIGNIN_LIMITS.refusedDelayMs);
-        return again(401, WRONG);
-      }
+      const address = clientAddressKey(request.ip);
+      const leave = signinsInFlight.tryEnter(address);
+      if (!leave) return retryLater(429, 'Another sign-in from your address is in progress. Please try again in a moment.');
+      try {
+        const em = request.em;
+        const now = deps.clock();
+        // Every attempt counts, before the password is even looked at (scrypt is costly); a
+        // successful sign-in clears its count, so only failures in a row lock that account there.
+        const accountKey = `signin:account-ip:${sha256Hex(email)}:${address}`;
+        const [byIp, byAccount] = await Promise.all([
+          hitRateLimit(em, `signin:ip:${address}`, SIGNIN_LIMITS.perIp, SIGNIN_LIMITS.windowMs, now),
+          hitRateLimit(em, accountKey, SIGNIN_LIMITS.perAccountAndIp, SIGNIN_LIMITS.windowMs, now),
+        ]);
+        if (!byIp.allowed || !byAccount.allowed) {
+          deps.metrics.signinFailures.inc();
+          await sleep(SIGNIN_LIMITS.refusedDelayMs);
+          return again(401, WRONG);
+        }
 
-      const user = await signInAccount(em, email);
-      const ok = await verifyPassword(password, user?.passwordHash ?? await hashForUnknown());
-      if (!user || !ok || !email) {
-        deps.metrics.signinFailures.inc();
-        return again(401, WRONG);
+        const user = await signInAccount(em, email);
+        const ok = await verifyPassword(password, user?.passwordHash ?? hashForUnknown);
+        if (!user || !ok || !email) {
+          deps.metrics.signinFailures.inc();
+          return again(401, WRONG);
+        }
+        await clearRateLimit(em, accountKey);
+        const passwordHash = needsRehash(user.passwordHash) ? await upgradePasswordHash(em, user.id, user.passwordHash, password) : user.passwordHash;
+        await app.sessions.start(request, reply, user.id, passwordHash);
+        return reply.redirect(next, 303);
+      } catch (error) {
+        if (error instanceof BusyError) return retryLater(503, 'Too many sign-ins at once. Please try again in a moment.');
+        throw error;
+      } finally {
+        leave();
       }
-      await clearRateLimit(em, accountKey);
-      const passwordHash = needsRehash(user.passwordHash) ? await upgradePasswordHash(em, user.id, user.passwordHash, password) : user.passwordHash;
-      await app.sessions.start(request, reply, user.id, passwordHash);
-      return reply.redirect(next, 303);
     });
 
     app.post('/signout', {
