@@ -17,3 +17,10 @@ export class ConflictError extends DomainError { readonly status = 409; }
 export class PayloadTooLargeError extends DomainError { readonly status = 413; }
 export class UnsupportedMediaTypeError extends DomainError { readonly status = 415; }
 export class UnprocessableError extends DomainError { readonly status = 422; }
+/** Not now, from this caller: its own work waits past its share; `Retry-After` says when to come back. */
+export class BacklogFullError extends DomainError {
+  readonly status = 503;
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super(message);
+  }
+}

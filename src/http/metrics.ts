@@ -40,7 +40,7 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm): Promise<A
   });
   const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
     new client.Counter<L>({ name, help, labelNames, registers: [registry] });
-  // Both outbox gauges come from one query per scrape: the first to collect starts it, the other
+  // The outbox gauges come from one query per scrape: the first to collect starts it, the other
   // joins it (a scrape collects its metrics together).
   let backlog: { at: number; reading: Promise<OutboxBacklog> } | undefined;
   const readBacklog = () => {
@@ -61,6 +61,14 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm): Promise<A
     registers: [registry],
     async collect() {
       this.set((await readBacklog()).oldestAgeSeconds);
+    },
+  });
+  new client.Gauge({
+    name: 'delivery_outbox_dead_letters',
+    help: 'Workflow starts Temporal refused for good or too often, kept as dead letters (their items ended error)',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).deadLetters);
     },
   });
   return {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { uniqueViolationMessage } from '../../db/unique-keys';
-import { DomainError } from '../../domain/errors';
+import { BacklogFullError, DomainError } from '../../domain/errors';
 import { ObjectTooLargeError } from '../../storage/file-storage';
 import { html } from '../../templating/html';
 
@@ -71,6 +71,7 @@ function isPoolExhausted(error: Error): boolean {
 /** The one error handler: domain errors keep their status, 4xx keep theirs, 5xx never leak. */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof BacklogFullError) reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof DomainError) return sendError(request, reply, error.status, error.message);
     if (error instanceof ObjectTooLargeError) return sendError(request, reply, 413, error.message);
     const conflict = uniqueViolationMessage(error);
