@@ -69,6 +69,7 @@ const EnvSchema = z.object({
   UPDATE_NOTICE_RATE: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   DISPATCH_MAX_REFUSALS: z.coerce.number().int().min(1).max(1000).default(10),
+  DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(100),
   DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
@@ -148,6 +149,8 @@ export interface Config {
     loops: number; batchSize: number; pollIntervalMs: number;
     /** Refusals by the engine (not its absence) after which a row becomes a dead letter (DISPATCH_MAX_REFUSALS). */
     maxRefusals: number;
+    /** Webhook fulfilment runs one organisation may have in the engine before its next starts wait (DISPATCH_ORGANISATION_RUNS). */
+    runsPerOrganisation: number;
   };
   /**
    * Outbox rows one organisation may have waiting (DISPATCH_ORGANISATION_BACKLOG); past it its
@@ -240,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
     dispatch: {
       loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL'), maxRefusals: e.DISPATCH_MAX_REFUSALS,
+      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS,
     },
     organisationBacklog: e.DISPATCH_ORGANISATION_BACKLOG,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,

@@ -67,28 +67,42 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
 }
 
 /**
+ * An organisation's fulfilment runs in the engine: its webhook items waiting for an outcome, less
+ * those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's item
+ * has its outcome). Read from Pending entries only (a partial index), never the whole log.
+ */
+const RUNS_IN_ENGINE = `greatest(0,
+  (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
+   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null)
+  - (select count(*) from workflow_dispatch wq
+     where wq.organisation_id = due.organisation_id and wq.kind = 'fulfil-line' and wq.dead_at is null))`;
+
+/**
  * Locks up to `limit` due rows for the caller's transaction, an equal share of them per
  * organisation with due rows (rows without one count as one more organisation), so one
- * organisation's backlog delays only itself; alone, an organisation gets the whole batch.
- * Organisations come in the order of their oldest due row and each gives its oldest rows; rows
- * another transaction holds are skipped, not waited for. Each share is locked as the outer limit
- * reads it, so no row is locked that is not returned.
+ * organisation's backlog delays only itself; alone, an organisation gets the whole batch. An
+ * organisation with `runsPerOrganisation` fulfilment runs in the engine gets none until some finish:
+ * what it has in the engine's queues is all that another organisation's run can find ahead of it
+ * there. Organisations come in the order of their oldest due row and each gives its oldest rows;
+ * rows another transaction holds are skipped, not waited for. Each share is locked as the outer
+ * limit reads it, so no row is locked that is not returned.
  */
-export async function claimDueDispatches(tx: EntityManager, limit: number): Promise<ClaimedDispatch[]> {
+export async function claimDueDispatches(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatch[]> {
   const rows = await preparedRows<{
     id: string; organisation_id: string | null; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number; refusals: number; trace_parent: string | null;
   }>(
     tx,
     `with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
-                  where dead_at is null and due_at <= now() group by organisation_id)
+                  where dead_at is null and due_at <= now() group by organisation_id),
+     room as (select due.organisation_id, due.oldest, ? - ${RUNS_IN_ENGINE} as room from due)
      select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
-     from (select organisation_id from due order by oldest) o
+     from (select organisation_id, room from room where room > 0 order by oldest) o
      cross join lateral (
        select w.* from workflow_dispatch w
        where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
-       order by w.due_at limit (select ceil(?::numeric / count(*))::int from due) for update skip locked) d
+       order by w.due_at limit least(o.room, (select ceil(?::numeric / count(*))::int from due)) for update skip locked) d
      limit ?`,
-    [limit, limit],
+    [runsPerOrganisation, limit, limit],
   );
   return rows.map((r) => ({
     id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,

@@ -37,11 +37,23 @@ const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_UNAVAILABLE = 14;
 const UNREACHABLE_CODES: ReadonlySet<number> = new Set([GRPC_UNAVAILABLE, GRPC_DEADLINE_EXCEEDED, GRPC_CANCELLED]);
 
+/** The gRPC error under a client error, if the engine answered. */
+function grpcCauseOf(error: unknown) {
+  return isGrpcServiceError(error) ? error : error instanceof ServiceError && isGrpcServiceError(error.cause) ? error.cause : undefined;
+}
+
+/** A failure in words for operators and the item's reason: the client's message and the engine's own (e.g. "WorkflowId length exceeds limit."). */
+export function dispatchFailureText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const details = grpcCauseOf(error)?.details;
+  return details && !message.includes(details) ? `${message}: ${details}` : message;
+}
+
 export function dispatchFailureKind(error: unknown): DispatchFailureKind {
   if (error instanceof NamespaceNotFoundError) return 'permanent';
   // The client's word for NOT_FOUND on a signal: the line's run closed between the start and the signal.
   if (error instanceof WorkflowNotFoundError) return 'refused';
-  const grpc = isGrpcServiceError(error) ? error : error instanceof ServiceError && isGrpcServiceError(error.cause) ? error.cause : undefined;
+  const grpc = grpcCauseOf(error);
   if (grpc === undefined) return error instanceof ServiceError ? 'refused' : 'unreachable';
   if (grpc.code === GRPC_INVALID_ARGUMENT) return 'permanent';
   return UNREACHABLE_CODES.has(grpc.code) ? 'unreachable' : 'refused';

@@ -18,7 +18,7 @@ import {
   type DispatchFailure,
 } from '../services/workflow-outbox';
 import { inSpan, SpanKind } from '../telemetry/tracing';
-import { dispatchFailureKind, type FulfilmentClient } from './client';
+import { dispatchFailureKind, dispatchFailureText, type FulfilmentClient } from './client';
 
 export interface DispatcherOptions {
   orm: Orm;
@@ -27,6 +27,8 @@ export interface DispatcherOptions {
   batchSize: number;
   /** Refusals (not unreachability) after which a row becomes a dead letter. */
   maxRefusals: number;
+  /** Fulfilment runs one organisation may have in the engine before its next rows wait. */
+  runsPerOrganisation: number;
   /** Loops per process: while one waits on Temporal, another claims what was recorded meanwhile. */
   loops: number;
   /** How often an idle loop looks for rows other processes recorded or that came due again. */
@@ -85,7 +87,7 @@ export class WorkflowDispatcher {
   private async dispatchBatch(): Promise<BatchResult> {
     const random = this.options.random ?? Math.random;
     return this.options.orm.em.fork().transactional(async (tx) => {
-      const rows = await claimDueDispatches(tx, this.options.batchSize);
+      const rows = await claimDueDispatches(tx, this.options.batchSize, this.options.runsPerOrganisation);
       const done: string[] = [];
       const failures: DispatchFailure[] = [];
       const dead: Array<{ row: ClaimedDispatch; error: string }> = [];
@@ -96,7 +98,7 @@ export class WorkflowDispatcher {
             () => this.options.fulfilment.dispatch(row));
           done.push(row.id);
         } catch (error) {
-          const message = (error as Error).message ?? String(error);
+          const message = dispatchFailureText(error);
           const kind = dispatchFailureKind(error);
           if (kind === 'unreachable') unreachable += 1;
           if (kind === 'permanent' || (kind === 'refused' && row.refusals + 1 >= this.options.maxRefusals)) {

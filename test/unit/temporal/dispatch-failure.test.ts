@@ -1,6 +1,6 @@
 import { ServiceError } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
-import { dispatchFailureKind, runPriority } from '../../../src/temporal/client';
+import { dispatchFailureKind, dispatchFailureText, runPriority } from '../../../src/temporal/client';
 
 /** A gRPC error as @grpc/grpc-js raises it, wrapped as the Temporal client wraps it. */
 function grpcError(code: number, details: string): ServiceError {
@@ -12,6 +12,7 @@ test('what the engine will never take is permanent: invalid argument (id or payl
   expect(dispatchFailureKind(grpcError(3, 'WorkflowId length exceeds limit.'))).toBe('permanent');
   expect(dispatchFailureKind(grpcError(3, 'Blob data size exceeds limit.'))).toBe('permanent');
   expect(dispatchFailureKind(new NamespaceNotFoundError('gone'))).toBe('permanent');
+  expect(dispatchFailureText(grpcError(3, 'WorkflowId length exceeds limit.'))).toBe('WorkflowId length exceeds limit.');
 });
 
 test('an engine that does not answer is unreachable: unavailable, past the deadline, not connected yet', () => {
