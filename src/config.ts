@@ -69,6 +69,9 @@ const EnvSchema = z.object({
   DISPATCH_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   UPDATE_NOTICE_RATE: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
+  DISPATCH_MAX_REFUSALS: z.coerce.number().int().min(1).max(1000).default(10),
+  DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(100),
+  DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
   WORKER_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
@@ -145,7 +148,18 @@ export interface Config {
   /** All files of one upload request together (MAX_UPLOAD_REQUEST_BYTES). */
   maxUploadRequestBytes: number;
   /** The outbox dispatcher of each API process (loops 0: this process dispatches nothing). */
-  dispatch: { loops: number; batchSize: number; pollIntervalMs: number };
+  dispatch: {
+    loops: number; batchSize: number; pollIntervalMs: number;
+    /** Refusals by the engine (not its absence) after which a row becomes a dead letter (DISPATCH_MAX_REFUSALS). */
+    maxRefusals: number;
+    /** Webhook fulfilment runs one organisation may have in the engine before its next starts wait (DISPATCH_ORGANISATION_RUNS). */
+    runsPerOrganisation: number;
+  };
+  /**
+   * Outbox rows one organisation may have waiting (DISPATCH_ORGANISATION_BACKLOG); past it its
+   * webhook deliveries are answered 503 with Retry-After, and its platform retries them.
+   */
+  organisationBacklog: number;
   /** Webhook requests one process works on at once; more are answered 503 with Retry-After at once. */
   webhookMaxInFlight: number;
   /**
@@ -231,7 +245,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     maxUploadFiles: e.MAX_UPLOAD_FILES,
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
-    dispatch: { loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL') },
+    dispatch: {
+      loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL'), maxRefusals: e.DISPATCH_MAX_REFUSALS,
+      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS,
+    },
+    organisationBacklog: e.DISPATCH_ORGANISATION_BACKLOG,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
     workerMaxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     workerMetricsAddress: e.WORKER_METRICS_ADDRESS === 'off' ? undefined : e.WORKER_METRICS_ADDRESS,

@@ -40,19 +40,23 @@ export type ServiceShape = 'all-in-one' | 'roles' | 'front-door';
 export interface SmtpSink {
   url: string;
   received(): number;
+  /** When the first message to `address` arrived (Date.now()), if one did. */
+  arrivedAt(address: string): number | undefined;
   close(): Promise<void>;
 }
 
 export async function startSmtpSink(): Promise<SmtpSink> {
   let received = 0;
+  const arrivals = new Map<string, number>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       stream.on('data', () => undefined);
       stream.on('end', () => {
         received += 1;
+        for (const { address } of session.envelope.rcptTo) if (!arrivals.has(address)) arrivals.set(address, Date.now());
         callback();
       });
     },
@@ -62,6 +66,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     received: () => received,
+    arrivedAt: (address) => arrivals.get(address),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -195,12 +195,21 @@ dynamicConfigClient:
 `;
 }
 
-/** Search attributes registered at run time are seen by starts at once, as compose sets it. */
+/**
+ * Search attributes registered at run time are seen by starts at once; ids up to 255 bytes; Task
+ * Queue Priority and Fairness on (runs carry their organisation as fairness key). As compose sets it.
+ */
 const DYNAMIC_CONFIG = `system.forceSearchAttributesCacheRefreshOnRead:
   - value: true
     constraints: {}
 limit.maxIDLength:
   - value: 255
+    constraints: {}
+matching.useNewMatcher:
+  - value: true
+    constraints: {}
+matching.enableFairness:
+  - value: true
     constraints: {}
 `;
 

@@ -51,6 +51,18 @@ type DevServerConfig = Pick<Config, 'dataDir' | 'baseUrl'> & { temporal: Pick<Co
 export const DEV_SERVER_SEARCH_ATTRIBUTE_ARGS: readonly string[] = Object.entries(SEARCH_ATTRIBUTES)
   .flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]);
 
+/**
+ * What the cluster and compose set too, so that tests and `npm start` meet the same engine:
+ * - workflow ids of at most 255 bytes (`limit.maxIDLength`), which every id of src/domain/ids fits;
+ * - Task Queue Priority and Fairness (the new matcher, fairness on): runs carry their organisation
+ *   as fairness key, so one organisation's burst of runs fills only its share of the task queue.
+ */
+export const ENGINE_LIMIT_ARGS: readonly string[] = [
+  '--dynamic-config-value', 'limit.maxIDLength=255',
+  '--dynamic-config-value', 'matching.useNewMatcher=true',
+  '--dynamic-config-value', 'matching.enableFairness=true',
+];
+
 export const DEV_SERVER_THROUGHPUT_ARGS: readonly string[] = [
   '--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false',
   '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
@@ -58,8 +70,8 @@ export const DEV_SERVER_THROUGHPUT_ARGS: readonly string[] = [
   '--sqlite-pragma', 'synchronous=2',
 ];
 
-/** What every dev server of ours is started with: the throughput settings and the search attributes. */
-export const DEV_SERVER_ARGS: readonly string[] = [...DEV_SERVER_THROUGHPUT_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS];
+/** What every dev server of ours is started with: the throughput settings, the engine's limits and fairness, and the search attributes. */
+export const DEV_SERVER_ARGS: readonly string[] = [...DEV_SERVER_THROUGHPUT_ARGS, ...ENGINE_LIMIT_ARGS, ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS];
 
 /**
  * The `temporal server start-dev` arguments (Temporal CLI v1.5.x syntax); `tuning` replaces the
@@ -78,6 +90,7 @@ export function devServerArgs(
     '--namespace', opts.namespace,
     '--log-level', 'warn',
     ...tuning,
+    ...ENGINE_LIMIT_ARGS,
     ...DEV_SERVER_SEARCH_ATTRIBUTE_ARGS,
     // Payloads are encrypted (SECRETS_KEY): the UI decodes them through the API's codec endpoint.
     ...(opts.codecEndpoint ? ['--ui-codec-endpoint', opts.codecEndpoint] : []),

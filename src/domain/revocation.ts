@@ -15,8 +15,3 @@ export interface RevocationRequest {
   orderRef: string;
   reason: Extract<RevokeReason, 'refund' | 'chargeback'>;
 }
-
-/** One run per event entry: a redelivered event is an entry of its own, whose items find the purchases already revoked. */
-export function revocationWorkflowId(request: Pick<RevocationRequest, 'orgId' | 'platform' | 'orderRef' | 'deliveryId'>): string {
-  return `revoke/${request.orgId}/${request.platform}/${request.orderRef}/${request.deliveryId}`;
-}

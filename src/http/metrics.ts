@@ -71,6 +71,14 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm, clock: () 
       this.set((await readBacklog()).oldestAgeSeconds);
     },
   });
+  new client.Gauge({
+    name: 'delivery_outbox_dead_letters',
+    help: 'Workflow starts Temporal refused for good or too often, kept as dead letters (their items ended error)',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).deadLetters);
+    },
+  });
   return {
     webhookAcks: counter('delivery_webhook_acks_total', 'Webhook deliveries answered, by platform and status', ['platform', 'status']),
     signinFailures: counter('delivery_signin_failures_total', 'Dashboard sign-ins refused'),

@@ -11,10 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
-import { NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors';
+import { BusyError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors';
 import type { NewDispatch } from '../domain/dispatch';
-import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
-import { revocationWorkflowId, type RevocationRequest } from '../domain/revocation';
+import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku, revocationWorkflowId } from '../domain/ids';
+import type { RevocationRequest } from '../domain/revocation';
 import { fromMinorUnits } from '../domain/money';
 import { planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
@@ -51,7 +51,12 @@ export interface IntakeDeps {
   record: (write: DeliveryWrite) => Promise<void>;
   /** Told after each commit that added outbox rows, so they are dispatched at once. */
   onRecorded: () => void;
+  /** Outbox rows an organisation may have waiting before its deliveries are refused for now (DISPATCH_ORGANISATION_BACKLOG). */
+  organisationBacklog: number;
 }
+
+/** When an organisation whose outbox share is full is told to come back; its platform retries. */
+const BACKLOG_RETRY_AFTER_SECONDS = 30;
 
 /** Where a delivery was sent: an organisation's path, or (null) a platform's shared one. */
 export interface IntakeTarget {
@@ -72,6 +77,8 @@ interface Candidate {
   secrets: IntegrationSecrets | null;
   /** This organisation's products for the SKUs looked up with its secrets (see `skusToLookUp`). */
   matches: Map<string, MatchedProduct>;
+  /** It has DISPATCH_ORGANISATION_BACKLOG outbox rows waiting or more. */
+  backlogFull: boolean;
 }
 
 /** A product of a SKU as the candidate query returns it (one JSON array per organisation). */
@@ -90,6 +97,7 @@ interface CandidateRow {
   private_key: string | null;
   account_id: string | null;
   matches: SkuMatchRow[];
+  backlog_full: boolean;
 }
 
 /**
@@ -103,8 +111,11 @@ const SKU_MATCHES = `coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku
     left join product_version v on v.id = p.active_version_id
     where ps.organisation_id = o.id and ps.sku in (select jsonb_array_elements_text(?::jsonb))), '[]'::jsonb)`;
 
+/** Whether organisation `o` has more live outbox rows than the parameter (reads no more index entries than that). */
+const BACKLOG_FULL = `exists (select 1 from workflow_dispatch wd where wd.organisation_id = o.id and wd.dead_at is null offset ?)`;
+
 const CANDIDATE_SELECT = `select o.id, o.subscription_expires_on::text as subscription_expires_on,
-  i.id as integration_id, i.secret, i.private_key, i.account_id, ${SKU_MATCHES} as matches
+  i.id as integration_id, i.secret, i.private_key, i.account_id, ${SKU_MATCHES} as matches, ${BACKLOG_FULL} as backlog_full
   from organisation o left join integration i on i.organisation_id = o.id and i.platform = ?`;
 
 function matchesOf(rows: SkuMatchRow[]): Map<string, MatchedProduct> {
@@ -118,6 +129,7 @@ function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
     subscriptionExpiresOn: row.subscription_expires_on,
     secrets: row.integration_id === null ? null : { secret: open(row.secret), privateKey: open(row.private_key), accountId: row.account_id },
     matches: matchesOf(row.matches),
+    backlogFull: row.backlog_full,
   };
 }
 
@@ -128,7 +140,7 @@ function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
  */
 async function candidatesFor(
   em: EntityManager,
-  keyRing: KeyRing,
+  deps: Pick<IntakeDeps, 'keyRing' | 'organisationBacklog'>,
   adapter: PlatformAdapter,
   target: IntakeTarget,
   request: WebhookRequest,
@@ -136,8 +148,8 @@ async function candidatesFor(
 ): Promise<Candidate[]> {
   const { platform } = adapter;
   const read = async (where: string, params: string[]) => (await preparedRows<CandidateRow>(
-    em, `${CANDIDATE_SELECT} ${where}`, [JSON.stringify(skus), platform, ...params],
-  )).map((row) => candidateOf(keyRing, row));
+    em, `${CANDIDATE_SELECT} ${where}`, [JSON.stringify(skus), deps.organisationBacklog - 1, platform, ...params],
+  )).map((row) => candidateOf(deps.keyRing, row));
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
     const found = await read('where o.id = ?', [target.orgId]);
@@ -383,7 +395,7 @@ export async function receiveDelivery(
   const em = deps.orm.em.fork();
   const early = parseEarly(adapter, request);
   const lookedUp = skusToLookUp(early);
-  const candidates = await candidatesFor(em, deps.keyRing, adapter, target, request, lookedUp);
+  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp);
   if (adapter.isUnsignedPing?.(request)) return [];
 
   const configured = candidates.filter((c) => isConfigured(c.secrets));
@@ -398,6 +410,11 @@ export async function receiveDelivery(
   }
   const { parsed } = early;
   if (parsed.kind === 'ignored') return [];
+  // Past its share of the outbox an organisation's flood waits at its platform (which retries a
+  // 503), not in front of other organisations' sales; only a verified delivery learns of it.
+  if (org.backlogFull) {
+    throw new BusyError('too many of this organisation\'s deliveries are waiting to start, please retry', BACKLOG_RETRY_AFTER_SECONDS);
+  }
   const problems = parsed.kind === 'orders' ? parsed.orders.map(unreadable) : parsed.revocations.map(unreadableRevocation);
   const problem = problems.find((p) => p !== null);
   if (problem) throw new ValidationError(problem);

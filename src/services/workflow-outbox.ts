@@ -1,7 +1,8 @@
 /**
  * The outbox table (`workflow_dispatch`): rows are written in the same transaction as the request
  * they serve, claimed by a dispatcher with `for update skip locked` (so two API processes never hold
- * the same row), deleted once Temporal took them, and pushed back when it did not.
+ * the same row) a few per organisation at a time, deleted once Temporal took them, pushed back when
+ * it did not, and kept as dead letters when it refused them for good.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
@@ -9,13 +10,17 @@ import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispa
 import { preparedRows } from '../db/sql';
 import { currentTraceParent } from '../telemetry/tracing';
 
-export type ClaimedDispatch = DispatchRequest & { id: string; workflowId: string; attempts: number; traceParent: string | null };
+export type ClaimedDispatch = DispatchRequest & {
+  id: string; workflowId: string; orgId: string | null; attempts: number; refusals: number; traceParent: string | null;
+};
 
 export interface DispatchFailure {
   id: string;
   error: string;
   /** How long until the row may be tried again (from the database's clock). */
   retryInMs: number;
+  /** The engine said no (counted toward the cap), rather than could not be reached. */
+  refused: boolean;
 }
 
 /** What waits for the workflow engine: shown on /readyz and in the dashboard. */
@@ -23,6 +28,8 @@ export interface OutboxBacklog {
   waiting: number;
   /** Age of the oldest waiting row, in seconds; 0 when none waits. */
   oldestAgeSeconds: number;
+  /** Rows the engine refused for good or too often (dead letters): they wait for nobody. */
+  deadLetters: number;
 }
 
 /**
@@ -60,18 +67,46 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
 }
 
 /**
- * Locks up to `limit` due rows, oldest first, for the caller's transaction; rows another
- * transaction holds are skipped, not waited for.
+ * An organisation's fulfilment runs in the engine: its webhook items waiting for an outcome, less
+ * those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's item
+ * has its outcome). Read from Pending entries only (a partial index), never the whole log.
  */
-export async function claimDueDispatches(tx: EntityManager, limit: number): Promise<ClaimedDispatch[]> {
-  const rows = await preparedRows<{ id: string; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number; trace_parent: string | null }>(
+const RUNS_IN_ENGINE = `greatest(0,
+  (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
+   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null)
+  - (select count(*) from workflow_dispatch wq
+     where wq.organisation_id = due.organisation_id and wq.kind = 'fulfil-line' and wq.dead_at is null))`;
+
+/**
+ * Locks up to `limit` due rows for the caller's transaction, an equal share of them per
+ * organisation with due rows (rows without one count as one more organisation), so one
+ * organisation's backlog delays only itself; alone, an organisation gets the whole batch. An
+ * organisation with `runsPerOrganisation` fulfilment runs in the engine gets none until some finish:
+ * what it has in the engine's queues is all that another organisation's run can find ahead of it
+ * there. Organisations come in the order of their oldest due row and each gives its oldest rows;
+ * rows another transaction holds are skipped, not waited for. Each share is locked as the outer
+ * limit reads it, so no row is locked that is not returned.
+ */
+export async function claimDueDispatches(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatch[]> {
+  const rows = await preparedRows<{
+    id: string; organisation_id: string | null; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number; refusals: number; trace_parent: string | null;
+  }>(
     tx,
-    `select id, kind, workflow_id, payload, attempts, trace_parent from workflow_dispatch
-     where due_at <= now() order by due_at limit ? for update skip locked`,
-    [limit],
+    `with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
+                  where dead_at is null and due_at <= now() group by organisation_id),
+     room as (select due.organisation_id, due.oldest, ? - ${RUNS_IN_ENGINE} as room from due)
+     select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
+     from (select organisation_id, room from room where room > 0 order by oldest) o
+     cross join lateral (
+       select w.* from workflow_dispatch w
+       where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
+       order by w.due_at limit least(o.room, (select ceil(?::numeric / count(*))::int from due)) for update skip locked) d
+     limit ?`,
+    [runsPerOrganisation, limit, limit],
   );
   return rows.map((r) => ({
-    id: r.id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload, attempts: r.attempts, traceParent: r.trace_parent,
+    id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,
+    attempts: r.attempts, refusals: r.refusals, traceParent: r.trace_parent,
   }) as ClaimedDispatch);
 }
 
@@ -81,24 +116,46 @@ export async function completeDispatches(tx: EntityManager, ids: string[]): Prom
   await preparedRows(tx, 'delete from workflow_dispatch where id in (select jsonb_array_elements_text(?::jsonb)::uuid)', [JSON.stringify(ids)]);
 }
 
+/** Longest error text kept on a row or an item. */
+export const ERROR_TEXT_LIMIT = 1000;
+
 /** Rows Temporal did not take: tried again later, with the reason kept for operators. */
 export async function postponeDispatches(tx: EntityManager, failures: DispatchFailure[]): Promise<void> {
   if (failures.length === 0) return;
   await preparedRows(
     tx,
-    `update workflow_dispatch d set attempts = d.attempts + 1, last_error = f.error,
+    `update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + f.refused::int, last_error = f.error,
        due_at = now() + f.retry_in_ms * interval '1 millisecond'
-     from jsonb_to_recordset(?::jsonb) as f(id uuid, retry_in_ms int, error text) where d.id = f.id`,
-    [JSON.stringify(failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, 1000) })))],
+     from jsonb_to_recordset(?::jsonb) as f(id uuid, retry_in_ms int, error text, refused boolean) where d.id = f.id`,
+    [JSON.stringify(failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, ERROR_TEXT_LIMIT), refused: f.refused })))],
   );
 }
 
-/** The outbox's backlog, for one organisation or (null) for all. */
+/** The outbox's backlog (dead letters apart), for one organisation or (null) for all. */
 export async function outboxBacklog(em: EntityManager, orgId: string | null): Promise<OutboxBacklog> {
-  const [row] = await em.execute<Array<{ waiting: string; oldest_age: string | null }>>(
-    `select count(*) as waiting, extract(epoch from now() - min(created_at)) as oldest_age
+  const [row] = await em.execute<Array<{ waiting: string; oldest_age: string | null; dead: string }>>(
+    `select count(*) filter (where dead_at is null) as waiting, count(*) filter (where dead_at is not null) as dead,
+       extract(epoch from now() - min(created_at) filter (where dead_at is null)) as oldest_age
      from workflow_dispatch ${orgId === null ? '' : 'where organisation_id = ?'}`,
     orgId === null ? [] : [orgId],
   );
-  return { waiting: Number(row.waiting), oldestAgeSeconds: Math.max(0, Math.floor(Number(row.oldest_age ?? 0))) };
+  return {
+    waiting: Number(row.waiting),
+    oldestAgeSeconds: Math.max(0, Math.floor(Number(row.oldest_age ?? 0))),
+    deadLetters: Number(row.dead),
+  };
+}
+
+/**
+ * Whether an organisation has at least `cap` rows waiting: its next delivery is answered 503 and
+ * retried by its platform, so its flood waits on its side, not in front of other organisations.
+ * Reads at most `cap` index entries.
+ */
+export async function organisationBacklogFull(em: EntityManager, orgId: string, cap: number): Promise<boolean> {
+  const rows = await preparedRows<{ full: number }>(
+    em,
+    'select 1 as full from workflow_dispatch where organisation_id = ? and dead_at is null offset ? limit 1',
+    [orgId, cap - 1],
+  );
+  return rows.length > 0;
 }

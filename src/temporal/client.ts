@@ -1,12 +1,12 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
 import type { FulfilmentInput } from '../domain/fulfilment';
-import type { SearchAttributePair } from '@temporalio/common';
+import { NamespaceNotFoundError, WorkflowNotFoundError, type Priority, type SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../config';
 import type { KeyRing } from '../security/key-ring';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
-import type { DispatchRequest } from '../domain/dispatch';
+import type { DispatchKind, NewDispatch } from '../domain/dispatch';
 import { attachDeliveryItem } from '../../workflows/messages';
 import type { freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
@@ -17,6 +17,70 @@ import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute }
  * (the client's own retries may overrun it by about half). Nobody waits on it but the dispatcher.
  */
 const DISPATCH_DEADLINE_MS = 5_000;
+
+/**
+ * What a failed start or signal means for its outbox row:
+ * - `permanent`: the engine will never take it as it is (invalid argument: an id or payload over its
+ *   limits; the namespace does not exist): a dead letter at once;
+ * - `unreachable`: the engine did not answer (down, overloaded past the deadline, not yet connected:
+ *   the client raises plain errors only while connecting): retried without limit, and the only
+ *   reason a dispatcher loop pauses;
+ * - `refused`: any other answer (rate limited, a run that closed before its signal …): retried up
+ *   to a cap, then a dead letter.
+ */
+export type DispatchFailureKind = 'permanent' | 'unreachable' | 'refused';
+
+/** gRPC status codes (grpc/doc/statuscodes.md); @grpc/grpc-js is not a dependency of ours. */
+const GRPC_CANCELLED = 1;
+const GRPC_INVALID_ARGUMENT = 3;
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+const UNREACHABLE_CODES: ReadonlySet<number> = new Set([GRPC_UNAVAILABLE, GRPC_DEADLINE_EXCEEDED, GRPC_CANCELLED]);
+
+/** The gRPC error under a client error, if the engine answered. */
+function grpcCauseOf(error: unknown) {
+  return isGrpcServiceError(error) ? error : error instanceof ServiceError && isGrpcServiceError(error.cause) ? error.cause : undefined;
+}
+
+/** A failure in words for operators and the item's reason: the client's message and the engine's own (e.g. "WorkflowId length exceeds limit."). */
+export function dispatchFailureText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const details = grpcCauseOf(error)?.details;
+  return details && !message.includes(details) ? `${message}: ${details}` : message;
+}
+
+export function dispatchFailureKind(error: unknown): DispatchFailureKind {
+  if (error instanceof NamespaceNotFoundError) return 'permanent';
+  // The client's word for NOT_FOUND on a signal: the line's run closed between the start and the signal.
+  if (error instanceof WorkflowNotFoundError) return 'refused';
+  const grpc = grpcCauseOf(error);
+  if (grpc === undefined) return error instanceof ServiceError ? 'refused' : 'unreachable';
+  if (grpc.code === GRPC_INVALID_ARGUMENT) return 'permanent';
+  return UNREACHABLE_CODES.has(grpc.code) ? 'unreachable' : 'refused';
+}
+
+/**
+ * Task Queue Priority (1 first, 5 last; the engine's default is 3): what a person waits for on a page
+ * (a buyer's fresh link, a staff re-send) goes before sales, and sales before bulk version notices.
+ */
+const PRIORITY_KEY: Record<DispatchKind, number> = {
+  'fresh-links': 2,
+  'fulfil-line': 3,
+  'fulfil-sale': 3,
+  'order-alert': 3,
+  revoke: 3,
+  'notify-buyers': 4,
+};
+
+/**
+ * A run's priority and fairness key: the organisation, so that within a priority the engine hands
+ * out each organisation's tasks in turn (Task Queue Fairness; activities inherit it from their run)
+ * and one organisation's burst fills only its own share of the task queue. Rows of no organisation
+ * (a /my request) share one key.
+ */
+export function runPriority(kind: DispatchKind, orgId: string | null): Priority {
+  return { priorityKey: PRIORITY_KEY[kind], fairnessKey: orgId ?? 'no-organisation' };
+}
 
 /** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW). */
 export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
@@ -66,7 +130,7 @@ export class FulfilmentClient {
     workflowId: string,
     input: FulfilmentInput,
     orderKey: string,
-    policies: Pick<WorkflowStartOptions, 'workflowIdConflictPolicy' | 'workflowIdReusePolicy'>,
+    policies: Pick<WorkflowStartOptions, 'workflowIdConflictPolicy' | 'workflowIdReusePolicy' | 'priority'>,
   ): Promise<boolean> {
     try {
       await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof fulfilOrderLine>('fulfilOrderLine', {
@@ -89,9 +153,10 @@ export class FulfilmentClient {
    * already open is used as it is, and a closed run's business keys live in PostgreSQL (a repeated
    * start of a finished item finds its outcome recorded and does nothing).
    */
-  async dispatch(request: DispatchRequest & { workflowId: string }): Promise<void> {
+  async dispatch(request: NewDispatch): Promise<void> {
     const deadline = Date.now() + DISPATCH_DEADLINE_MS;
     const { workflowId } = request;
+    const priority = runPriority(request.kind, request.orgId);
     switch (request.kind) {
       case 'fulfil-line': {
         // Start (the run attaches the item it was started for), or, when a run of this line is
@@ -99,7 +164,7 @@ export class FulfilmentClient {
         // than signalWithStart, and joining is the rare case. A run that closes between the two
         // calls makes the signal fail: the row is retried, and its retry starts a new run.
         const input = { ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs };
-        const policies = { workflowIdConflictPolicy: 'FAIL', workflowIdReusePolicy: 'ALLOW_DUPLICATE' } as const;
+        const policies = { workflowIdConflictPolicy: 'FAIL', workflowIdReusePolicy: 'ALLOW_DUPLICATE', priority } as const;
         if (!(await this.startFulfilment(deadline, workflowId, input, input.externalOrderId, policies))) {
           await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(attachDeliveryItem, { itemId: input.deliveryItemId }));
         }
@@ -108,7 +173,7 @@ export class FulfilmentClient {
       case 'fulfil-sale': {
         // One run per sale, ever: a repeated dispatch finds it (open or closed) and starts nothing.
         const { orderKey, ...sale } = request.payload;
-        const policies = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE' } as const;
+        const policies = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE', priority } as const;
         await this.startFulfilment(deadline, workflowId, { ...sale, emailRetryWindowMs: this.emailRetryWindowMs }, orderKey, policies);
         return;
       }
@@ -117,6 +182,7 @@ export class FulfilmentClient {
         await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof orderAlert>('orderAlert', {
           workflowId,
           taskQueue: this.taskQueue,
+          priority,
           args: [alert],
           workflowIdConflictPolicy: 'USE_EXISTING',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
@@ -128,6 +194,7 @@ export class FulfilmentClient {
         await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof freshLinks>('freshLinks', {
           workflowId,
           taskQueue: this.taskQueue,
+          priority,
           args: [{ ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs }],
           workflowIdConflictPolicy: 'USE_EXISTING',
         }));
@@ -138,6 +205,7 @@ export class FulfilmentClient {
         await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof purchaseRevocation>('purchaseRevocation', {
           workflowId,
           taskQueue: this.taskQueue,
+          priority,
           args: [revocation],
           workflowIdConflictPolicy: 'USE_EXISTING',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
@@ -151,6 +219,7 @@ export class FulfilmentClient {
           await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof versionNotification>('versionNotification', {
             workflowId,
             taskQueue: this.taskQueue,
+            priority,
             args: [request.payload],
             workflowIdConflictPolicy: 'USE_EXISTING',
             workflowIdReusePolicy: 'REJECT_DUPLICATE',

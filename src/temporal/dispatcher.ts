@@ -1,12 +1,15 @@
 /**
  * The outbox dispatcher that runs in every API process: claims due `workflow_dispatch` rows in
- * batches (`for update skip locked`, so no row is in two processes' hands at once), starts or joins
- * their workflows, deletes the rows Temporal took and pushes the others back with jitter. A row
+ * batches (`for update skip locked`, so no row is in two processes' hands at once; an equal share
+ * per organisation, so one organisation's backlog delays only itself), starts or joins their workflows,
+ * deletes the rows Temporal took, pushes back with jitter those it could not be asked about or
+ * refused for now, and turns into dead letters those it refused for good or too often. A row
  * dispatched twice (a crash between Temporal's answer and the delete) changes nothing: workflow ids,
  * the database's unique keys and "an item's outcome is written once" make every step repeatable.
  */
 import { dispatchRetryDelayMs } from '../domain/dispatch';
 import type { Orm } from '../db/orm';
+import { deadLetterDispatches } from '../services/dispatch-dead-letters';
 import {
   claimDueDispatches,
   completeDispatches,
@@ -15,25 +18,35 @@ import {
   type DispatchFailure,
 } from '../services/workflow-outbox';
 import { inSpan, SpanKind } from '../telemetry/tracing';
-import type { FulfilmentClient } from './client';
+import { dispatchFailureKind, dispatchFailureText, type FulfilmentClient } from './client';
 
 export interface DispatcherOptions {
   orm: Orm;
   fulfilment: Pick<FulfilmentClient, 'dispatch'>;
   /** Rows one loop claims at a time (their starts run side by side). */
   batchSize: number;
+  /** Refusals (not unreachability) after which a row becomes a dead letter. */
+  maxRefusals: number;
+  /** Fulfilment runs one organisation may have in the engine before its next rows wait. */
+  runsPerOrganisation: number;
   /** Loops per process: while one waits on Temporal, another claims what was recorded meanwhile. */
   loops: number;
   /** How often an idle loop looks for rows other processes recorded or that came due again. */
   pollIntervalMs: number;
   /** Runs once before the first dispatch, retried until it succeeds (search attribute registration). */
   prepare?: () => Promise<void>;
-  log: { warn(details: object, message: string): void };
+  log: { warn(details: object, message: string): void; error(details: object, message: string): void };
   random?: () => number;
 }
 
-/** Longest pause of a loop whose whole batch was refused (Temporal down): it comes back quickly. */
+/** Longest pause of a loop that found Temporal out of reach: it comes back quickly. */
 const MAX_LOOP_PAUSE_MS = 5_000;
+
+interface BatchResult {
+  claimed: number;
+  taken: number;
+  unreachable: number;
+}
 
 export class WorkflowDispatcher {
   private running: Promise<void>[] = [];
@@ -67,35 +80,47 @@ export class WorkflowDispatcher {
   }
 
   /**
-   * One batch: claim, dispatch side by side, commit what Temporal took and what it did not.
-   * Returns how many rows were claimed and how many of them were refused.
+   * One batch: claim, dispatch side by side, commit what Temporal took, what it could not be asked
+   * about or refused for now, and what it refused for good. Returns how many rows were claimed,
+   * how many were taken, and how many found the engine out of reach.
    */
-  private async dispatchBatch(): Promise<{ claimed: number; refused: number }> {
+  private async dispatchBatch(): Promise<BatchResult> {
     const random = this.options.random ?? Math.random;
     return this.options.orm.em.fork().transactional(async (tx) => {
-      const rows = await claimDueDispatches(tx, this.options.batchSize);
+      const rows = await claimDueDispatches(tx, this.options.batchSize, this.options.runsPerOrganisation);
       const done: string[] = [];
       const failures: DispatchFailure[] = [];
+      const dead: Array<{ row: ClaimedDispatch; error: string }> = [];
+      let unreachable = 0;
       await Promise.all(rows.map(async (row: ClaimedDispatch) => {
         try {
           await inSpan(`dispatch ${row.kind}`, { traceParent: row.traceParent, kind: SpanKind.PRODUCER, attributes: { 'workflow.id': row.workflowId } },
             () => this.options.fulfilment.dispatch(row));
           done.push(row.id);
         } catch (error) {
-          const attempts = row.attempts + 1;
-          failures.push({
-            id: row.id,
-            error: (error as Error).message ?? String(error),
-            retryInMs: dispatchRetryDelayMs(attempts, random()),
-          });
+          const message = dispatchFailureText(error);
+          const kind = dispatchFailureKind(error);
+          if (kind === 'unreachable') unreachable += 1;
+          if (kind === 'permanent' || (kind === 'refused' && row.refusals + 1 >= this.options.maxRefusals)) {
+            dead.push({ row, error: message });
+            return;
+          }
+          failures.push({ id: row.id, error: message, retryInMs: dispatchRetryDelayMs(row.attempts + 1, random()), refused: kind === 'refused' });
         }
       }));
       await completeDispatches(tx, done);
       await postponeDispatches(tx, failures);
+      await deadLetterDispatches(tx, dead);
       if (failures.length > 0) {
-        this.options.log.warn({ refused: failures.length, claimed: rows.length, error: failures[0].error }, 'workflow dispatch refused; rows will be retried');
+        this.options.log.warn({ postponed: failures.length, unreachable, claimed: rows.length, error: failures[0].error }, 'workflow dispatch not taken; rows will be retried');
       }
-      return { claimed: rows.length, refused: failures.length };
+      if (dead.length > 0) {
+        this.options.log.error(
+          { deadLetters: dead.length, claimed: rows.length, workflowId: dead[0].row.workflowId, error: dead[0].error },
+          'workflow dispatch refused for good; rows kept as dead letters',
+        );
+      }
+      return { claimed: rows.length, taken: done.length, unreachable };
     });
   }
 
@@ -110,23 +135,26 @@ export class WorkflowDispatcher {
   private async loop(): Promise<void> {
     let pauseMs = 0;
     while (!this.stopping) {
-      let result = { claimed: 0, refused: 0 };
+      let result: BatchResult;
       try {
         await this.prepareOnce();
         result = await this.dispatchBatch();
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
         this.options.log.warn({ err: error }, 'workflow dispatcher: pass failed');
-        result = { claimed: 1, refused: 1 };
+        result = { claimed: 0, taken: 0, unreachable: 1 };
       }
-      if (result.claimed > 0 && result.refused === result.claimed) {
+      // Only an engine out of reach pauses the loop: rows it refused are already pushed back or dead
+      // letters, and the rows behind them (other organisations') must not wait for them.
+      if (result.unreachable > 0 && result.taken === 0) {
         pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, pauseMs * 2));
         await this.idle(pauseMs, false);
         continue;
       }
       pauseMs = 0;
-      // A full batch means more may be due at once; otherwise wait for a nudge or the next poll.
-      if (result.claimed < this.options.batchSize) await this.idle(this.options.pollIntervalMs, true);
+      // A batch holds only a share of each organisation's due rows: after any claim more may be due
+      // at once; after none, wait for a nudge or the next poll.
+      if (result.claimed === 0) await this.idle(this.options.pollIntervalMs, true);
     }
   }
 

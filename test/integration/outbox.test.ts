@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config';
 import { createOrm, type Orm } from '../../src/db/orm';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
-import type { DispatchRequest } from '../../src/domain/dispatch';
+import type { DispatchRequest, NewDispatch } from '../../src/domain/dispatch';
 import { buildApp } from '../../src/http/app';
 import type { FulfilmentClient } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
@@ -57,7 +57,7 @@ async function apiProcess(fulfilment: FulfilmentClient = h.fulfilment, orm: Orm 
 
 
 async function outboxRows(): Promise<Array<{ workflow_id: string; attempts: number; last_error: string | null }>> {
-  return h.orm.em.fork().execute('select workflow_id, attempts, last_error from workflow_dispatch order by created_at');
+  return h.orm.em.fork().execute('select workflow_id, attempts, last_error from workflow_dispatch where dead_at is null order by created_at');
 }
 
 async function emptyOutbox(timeoutMs = 60_000): Promise<void> {
@@ -137,7 +137,7 @@ test('two API processes never hold the same row at once, and every row is dispat
   const counting = (orm: Orm): WorkflowDispatcher => new WorkflowDispatcher({
     orm,
     fulfilment: {
-      async dispatch(request: DispatchRequest & { workflowId: string }) {
+      async dispatch(request: NewDispatch) {
         if (inFlight.has(request.workflowId)) overlaps += 1;
         inFlight.add(request.workflowId);
         calls.set(request.workflowId, (calls.get(request.workflowId) ?? 0) + 1);
@@ -151,7 +151,9 @@ test('two API processes never hold the same row at once, and every row is dispat
     batchSize: 7,
     loops: 2,
     pollIntervalMs: 50,
-    log: { warn: () => undefined },
+    maxRefusals: 10,
+    runsPerOrganisation: 1000,
+    log: { warn: () => undefined, error: () => undefined },
   });
   // Two pools, as two processes have.
   const otherOrm = await createOrm(h.config.databaseUrl!);
@@ -172,7 +174,7 @@ test('two API processes never hold the same row at once, and every row is dispat
 });
 
 /** Records a delivery, keeps a copy of its outbox row, and lets a process dispatch it to the end. */
-async function deliveredWithRow(orderId: string, email: string): Promise<{ deliveryId: string; row: DispatchRequest & { workflowId: string } }> {
+async function deliveredWithRow(orderId: string, email: string): Promise<{ deliveryId: string; row: NewDispatch }> {
   const res = await send(h.app, 'cart-e', org.orgId, cartE(orderId, email));
   const [row] = await h.orm.em.fork().execute<Array<{ kind: DispatchRequest['kind']; workflow_id: string; payload: never }>>(
     'select kind, workflow_id, payload from workflow_dispatch where workflow_id like ?', [`%/${orderId}/%`],
@@ -185,7 +187,7 @@ async function deliveredWithRow(orderId: string, email: string): Promise<{ deliv
   } finally {
     await app.close();
   }
-  return { deliveryId: res.body.deliveryIds![0], row: { kind: row.kind, workflowId: row.workflow_id, payload: row.payload } as DispatchRequest & { workflowId: string } };
+  return { deliveryId: res.body.deliveryIds![0], row: { kind: row.kind, workflowId: row.workflow_id, orgId: org.orgId, payload: row.payload } as NewDispatch };
 }
 
 test('a row dispatched again after its run finished (a crash before the delete) changes nothing', async () => {
@@ -278,3 +280,61 @@ test('a delivery that cannot be recorded (every database connection busy) is ans
     await tiny.close(true);
   }
 });
+
+test('a row Temporal refuses for good is a dead letter at once: its item ends error with the reason, its entry Error, the alert goes; other rows go on', async () => {
+  const refused = await send(h.app, 'cart-e', org.orgId, cartE('dead-1', 'dead-letter@example.com'));
+  // As a process of the previous version recorded it: the order id in full, past the engine's 255 bytes.
+  const tooLong = `fulfil/${org.orgId}/cart-e/${'dead-1-'.padEnd(220, 'x')}/${org.ebook.productId}`;
+  await h.orm.em.fork().execute('update workflow_dispatch set workflow_id = ? where workflow_id like ?', [tooLong, '%/cart-e/dead-1/%']);
+  const fine = await send(h.app, 'cart-e', org.orgId, cartE('dead-2', 'alive@example.com'));
+
+  const app = await apiProcess();
+  try {
+    const entry = await finalEntry(h, refused.body.deliveryIds![0]);
+    expect(entry.status).toBe('Error');
+    expect(entry.items.getItems().map((i) => [i.outcome, i.reason])).toEqual([['error', expect.stringMatching(/^the workflow engine refused this run: .*WorkflowId/)]]);
+    await h.mailbox.waitFor((m) => m.subject === 'Order dead-1 from cart-e could not be fulfilled', 20_000);
+    expect((await finalEntry(h, fine.body.deliveryIds![0])).status).toBe('Success');
+    await emptyOutbox();
+
+    const [dead] = await h.orm.em.fork().execute<Array<{ attempts: number; last_error: string }>>(
+      'select attempts, last_error from workflow_dispatch where dead_at is not null and workflow_id = ?', [tooLong],
+    );
+    expect(dead).toMatchObject({ attempts: 1, last_error: expect.stringMatching(/WorkflowId/) });
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ outbox: { waiting: 0, deadLetters: 1 } });
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^delivery_outbox_dead_letters 1$/m);
+  } finally {
+    await app.close();
+  }
+});
+
+test('an organisation with DISPATCH_ORGANISATION_BACKLOG rows waiting is answered 503 with Retry-After; another organisation is not', async () => {
+  const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  const app = await buildApp({
+    config: { ...withDispatch(h.config, { loops: 0 }), organisationBacklog: 2 },
+    orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+  });
+  const deliver = async (orgId: string, orderId: string) => {
+    const request = signedRequest('cart-e', orgId, withEmail('cart-e', orderBody('cart-e', orgId, orderId), 'capped@example.com'));
+    return app.inject({ method: 'POST', url: request.path, headers: request.headers, payload: request.body });
+  };
+  try {
+    expect((await deliver(org.orgId, 'cap-1')).statusCode).toBe(200);
+    expect((await deliver(org.orgId, 'cap-2')).statusCode).toBe(200);
+    const full = await deliver(org.orgId, 'cap-3');
+    expect(full.statusCode).toBe(503);
+    expect(full.headers['retry-after']).toBe('30');
+    expect(full.json().error).toMatch(/retry/);
+    expect((await deliver(other.orgId, 'cap-other')).statusCode).toBe(200);
+  } finally {
+    await app.close();
+  }
+  const dispatching = await apiProcess();
+  try {
+    await emptyOutbox();
+  } finally {
+    await dispatching.close();
+  }
+  expect(await h.orm.em.fork().count(WebhookDelivery, { externalOrderId: { $like: 'cap-%' } })).toBe(3);
+});
+

@@ -89,6 +89,7 @@ test('a sale\'s outbox row dispatched again (a crash after the start) starts no 
   await h.fulfilment.dispatch({
     kind: 'fulfil-sale',
     workflowId,
+    orgId: org.orgId,
     payload: {
       orgId: org.orgId, source: 'api', externalOrderId: null, productId: product.productId, customer: { email, name: 'Sam Buyer' },
       amount: '19.90', currency: 'USD', paymentMethod: 'custom', test: false, sendReceipt: true, purchaseKey: purchaseId, orderKey,

@@ -277,7 +277,7 @@ describe('9. personal data stays out of Temporal history', () => {
   beforeAll(async () => {
     workflowId = `fulfil/${org.orgId}/api/privacy-${Date.now()}/${product.productId}`;
     await h.fulfilment.dispatch({
-      kind: 'fulfil-line', workflowId,
+      kind: 'fulfil-line', workflowId, orgId: org.orgId,
       payload: {
         orgId: org.orgId, source: 'storefront-a', externalOrderId: `privacy-${Date.now()}`, productId: product.productId,
         customer: { email, name: 'Private Person' }, amount: '1.00', currency: 'USD', paymentMethod: 'storefront-a',

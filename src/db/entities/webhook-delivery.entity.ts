@@ -9,6 +9,8 @@ import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 @Entity({ tableName: 'webhook_delivery' })
 @Index({ properties: ['organisation', 'receivedAt'] })
 @Index({ properties: ['organisation', 'platform', 'externalOrderId'] })
+// The outbox counts an organisation's runs in the engine from its Pending entries (claimDueDispatches).
+@Index({ name: 'webhook_delivery_pending_index', expression: 'create index "webhook_delivery_pending_index" on "webhook_delivery" ("organisation_id") where "status" = \'Pending\'' })
 export class WebhookDelivery {
   [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind';
 

@@ -7,7 +7,8 @@ import type { DispatchKind } from '../../domain/dispatch';
  * any API process's dispatcher (`for update skip locked`), deleted once Temporal has taken it.
  */
 @Entity({ tableName: 'workflow_dispatch' })
-@Index({ properties: ['dueAt'] })
+// Claims read live rows per organisation, oldest first (a partial index: dead letters stay out).
+@Index({ name: 'workflow_dispatch_live_index', expression: 'create index "workflow_dispatch_live_index" on "workflow_dispatch" ("organisation_id", "due_at") where "dead_at" is null' })
 export class WorkflowDispatch {
   @PrimaryKey({ type: 'uuid' })
   id!: string;
@@ -36,8 +37,16 @@ export class WorkflowDispatch {
   @Property({ type: 'integer', default: 0 })
   attempts!: number;
 
+  /** Refusals by the engine (not its absence), counted toward DISPATCH_MAX_REFUSALS. */
+  @Property({ type: 'integer', default: 0 })
+  refusals!: number;
+
   @Property({ type: 'text', nullable: true })
   lastError!: string | null;
+
+  /** A dead letter since then: refused for good, or too often; never claimed again (last_error says why). */
+  @Property({ type: 'timestamptz', nullable: true })
+  deadAt!: Date | null;
 
   /** The W3C `traceparent` of the request that recorded the row, so its dispatch joins that trace. */
   @Property({ type: 'text', nullable: true })

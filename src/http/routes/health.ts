@@ -9,6 +9,7 @@ const Readiness = z.object({
   outbox: z.object({
     waiting: z.number().int().describe('workflow starts recorded but not yet taken by Temporal'),
     oldestAgeSeconds: z.number().int().describe('age of the oldest of them'),
+    deadLetters: z.number().int().describe('starts Temporal refused for good or too often: their items ended `error` and alerted'),
   }).nullable().describe('null when the database does not answer'),
 });
 

@@ -66,6 +66,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     keyRing: deps.keyRing,
     record: (write: DeliveryWrite) => recorder.submit(write),
     onRecorded: () => deps.dispatcher.nudge(),
+    organisationBacklog: deps.config.organisationBacklog,
   };
 
   return async (app) => {

@@ -258,7 +258,7 @@ describe('the webhook log', () => {
     receivedAt: '2026-11-26T10:00:00.000Z', completedAt: null, workflowIds: [], kind,
   });
   const render = (entries: LogEntry[]) => webhookLogPage(contextOf('member'), {
-    entries, more: false, products: new Map(), customers: [], recorded: new Map(), workflowUrl: () => null, backlog: { waiting: 0, oldestAgeSeconds: 0 },
+    entries, more: false, products: new Map(), customers: [], recorded: new Map(), workflowUrl: () => null, backlog: { waiting: 0, oldestAgeSeconds: 0, deadLetters: 0 },
   });
 
   test('marks refund and dispute entries, not orders, and badges the revocation outcomes', () => {

@@ -1,0 +1,56 @@
+/**
+ * Security review H1 (issue 23): one organisation's flood must delay only itself. Organisation A
+ * sends 2,000 orders whose ids are as long as the intake accepts (200 characters: a workflow id of
+ * about 300 bytes, past the engine's `limit.maxIDLength` of 255 that the test server sets as
+ * compose does); organisation B's sale, sent right after, gets its receipt within 5 s.
+ * DISPATCH_ORGANISATION_RUNS is set for the test machine (two cores shared with other test runs):
+ * what A has in the engine at once is what B's run finds ahead of it there.
+ */
+import { WebhookDelivery } from '../../src/db/entities';
+import { startHarness, type Harness } from '../helpers/harness';
+import { eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
+
+let h: Harness;
+let flooding: WebhookOrg;
+let quiet: WebhookOrg;
+
+beforeAll(async () => {
+  h = await startHarness({ env: { DISPATCH_ORGANISATION_RUNS: '10' } });
+  flooding = await seedWebhookOrg(h, { platforms: ['reseller-d'] });
+  quiet = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+});
+afterAll(() => h?.close());
+
+const FLOOD = 2_000;
+
+/** One signed reseller-d batch of `FLOOD` paid orders of one line each, every order id 200 characters long. */
+function floodBatch(): Buffer {
+  const events = Array.from({ length: FLOOD }, (_, i) => {
+    const id = `flood-${i}-`.padEnd(200, 'x');
+    return {
+      id: `event-${i}`, type: 'order.completed', live: true,
+      data: { id, currency: 'USD', customer: { first: 'Flood', last: 'Buyer', email: `flood-${i}@example.com` }, items: [{ product: 'ebook-pro', quantity: 1, subtotal: 5 }] },
+    };
+  });
+  return Buffer.from(JSON.stringify({ events }));
+}
+
+test('a tenant flooding 2,000 over-long orders does not hold back another tenant\'s receipt (under 5 s)', async () => {
+  const flood = await send(h.app, 'reseller-d', flooding.orgId, floodBatch());
+  expect(flood.status).toBe(200);
+  expect(flood.body.deliveryIds).toHaveLength(FLOOD);
+
+  const email = 'quiet-buyer@example.com';
+  const sentAt = Date.now();
+  const sale = await send(h.app, 'cart-e', quiet.orgId, withEmail('cart-e', orderBody('cart-e', quiet.orgId, 'quiet-1'), email));
+  expect(sale.status).toBe(200);
+  await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
+  expect(Date.now() - sentAt).toBeLessThan(5_000);
+
+  // The flooding tenant's own orders are not stranded either: they are fulfilled, at its own pace.
+  await eventually(async () => {
+    const done = await h.orm.em.fork().count(WebhookDelivery, { organisation: flooding.orgId, status: 'Success' });
+    return done >= 20 ? true : undefined;
+  }, 120_000, 'the flooding tenant\'s first entries to be fulfilled');
+  expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: flooding.orgId, status: 'Error' })).toBe(0);
+}, 180_000);
