@@ -219,16 +219,17 @@ test('a row dispatched again after its receipt failed does not re-send it (only 
   expect(after.items.getItems().map((i) => i.outcome)).toEqual(['error']);
 });
 
-test('over the in-flight limit a delivery is refused at once with 503 and Retry-After, and nothing is recorded for it', async () => {
+test('over its share of the in-flight limit a delivery is refused at once with 503 and Retry-After, nothing is recorded for it, and another organisation is still accepted', async () => {
+  const other = await seedWebhookOrg(h);
   const app = await buildApp({
-    config: { ...withDispatch(h.config, { loops: 0 }), webhookMaxInFlight: 2 },
+    config: { ...withDispatch(h.config, { loops: 0 }), webhookMaxInFlight: 4 },
     orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = new URL(base);
   const sockets: net.Socket[] = [];
   try {
-    // Two deliveries whose bodies are still arriving hold both places.
+    // Two deliveries whose bodies are still arriving hold the organisation's share (half of 4).
     const held = ['shed-1', 'shed-2'].map((orderId) => {
       const request = signedRequest('cart-e', org.orgId, cartE(orderId));
       const socket = net.connect(Number(port), '127.0.0.1');
@@ -249,6 +250,8 @@ test('over the in-flight limit a delivery is refused at once with 503 and Retry-
     expect(Date.now() - started).toBeLessThan(500);
     expect(refused.status).toBe(503);
     expect(refused.body.error).toMatch(/retry/);
+    const otherOrganisation = await send(base, 'cart-e', other.orgId, withEmail('cart-e', orderBody('cart-e', other.orgId, 'shed-other'), 'buyer@example.com'));
+    expect(otherOrganisation.status).toBe(200);
 
     for (const r of held) r.socket.write(r.rest);
     for (const answer of await Promise.all(held.map((r) => r.answer))) expect(answer).toMatch(/^HTTP\/1\.1 200/);

@@ -72,19 +72,33 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     // Load shedding: past the in-flight limit a delivery is refused before its body is read, in
     // milliseconds, with Retry-After; the platform retries it. Nothing is recorded for it, so
-    // nothing is lost, and the deliveries in hand keep the process's time and memory.
+    // nothing is lost, and the deliveries in hand keep the process's time and memory. One
+    // organisation (by its path; payments-c's shared route counts as one) holds at most half the
+    // places, so its flood leaves the other half to everyone else.
+    const { webhookMaxInFlight } = deps.config;
+    const organisationShare = Math.max(1, Math.ceil(webhookMaxInFlight / 2));
     let inFlight = 0;
-    const counted = new WeakSet<FastifyRequest>();
+    const inFlightByOrganisation = new Map<string, number>();
+    const counted = new WeakMap<FastifyRequest, string>();
     const release = async (request: FastifyRequest) => {
-      if (counted.delete(request)) inFlight -= 1;
+      const organisation = counted.get(request);
+      if (organisation === undefined) return;
+      counted.delete(request);
+      inFlight -= 1;
+      const left = (inFlightByOrganisation.get(organisation) ?? 1) - 1;
+      if (left === 0) inFlightByOrganisation.delete(organisation);
+      else inFlightByOrganisation.set(organisation, left);
     };
     app.addHook('onRequest', async (request, reply) => {
-      if (inFlight >= deps.config.webhookMaxInFlight) {
+      const organisation = (request.params as { orgId?: string }).orgId ?? 'shared route';
+      const ofOrganisation = inFlightByOrganisation.get(organisation) ?? 0;
+      if (inFlight >= webhookMaxInFlight || ofOrganisation >= organisationShare) {
         reply.header('retry-after', '1');
         return sendError(request, reply, 503, 'too many deliveries at once, please retry');
       }
       inFlight += 1;
-      counted.add(request);
+      inFlightByOrganisation.set(organisation, ofOrganisation + 1);
+      counted.set(request, organisation);
     });
     app.addHook('onResponse', async (request, reply) => {
       await release(request);
