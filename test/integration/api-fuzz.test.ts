@@ -78,7 +78,7 @@ function query(r: Rng): string {
   if (r.next() < 0.3) return '';
   const keys = ['limit', 'after', 'email', 'status', 'platform', 'from', 'to', 'format', 'x', 'limit[]', '__proto__'];
   const values = ['1', '0', '-5', '1e3', '99999999999999999999', 'NaN', '', 'Error', 'held', 'cart-e', '2026-01-01',
-    '2026-02-30', '9999-12-31', productId, '%zz', '%', 'pdf', 'json', r.text(r.int(30))];
+    '2026-02-30', '9999-12-31', productId, '%zz', '%', '%00', 'a%00b', '%ED%A0%80', 'pdf', 'json', r.text(r.int(30))];
   const parts = Array.from({ length: 1 + r.int(4) }, () => `${r.pick(keys)}=${r.pick(values)}`);
   return `?${parts.join('&')}`;
 }
