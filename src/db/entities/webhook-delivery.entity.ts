@@ -9,8 +9,9 @@ import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 @Entity({ tableName: 'webhook_delivery' })
 @Index({ properties: ['organisation', 'receivedAt'] })
 @Index({ properties: ['organisation', 'platform', 'externalOrderId'] })
+@Index({ properties: ['organisation', 'platform', 'eventId'] })
 export class WebhookDelivery {
-  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind';
+  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind' | 'eventId';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -28,6 +29,10 @@ export class WebhookDelivery {
   /** The order's id; for a payments-c refund or dispute, the payment it names. */
   @Property({ type: 'text' })
   externalOrderId!: string;
+
+  /** The platform's id of a refund or dispute event, the same on its redeliveries; null when it sends none. */
+  @Property({ type: 'text', nullable: true })
+  eventId: string | null = null;
 
   @Property({ type: 'text' })
   status: DeliveryStatus = 'Pending';
