@@ -391,7 +391,7 @@ function planRevocations(orgId: string, platform: Platform, revocations: Normali
 /** Why a verified refund or dispute cannot be recorded as it is (400), or null when it can. */
 function unreadableRevocation(revocation: NormalizedRevocation): string | null {
   const skus = revocation.scope.kind === 'lines' ? revocation.scope.skus : [];
-  const bad = badText([orderRefOf(revocation).orderRef, ...skus], MAX_ORDER_ID_LENGTH);
+  const bad = badText([orderRefOf(revocation).orderRef, revocation.eventId ?? null, ...skus], MAX_ORDER_ID_LENGTH);
   return bad === null ? null : `an id of the event ${bad}`;
 }
 
