@@ -53,6 +53,34 @@ function multipart(r: Rng, boundary: string, broken: boolean): Buffer {
   return Buffer.from(body, 'latin1');
 }
 
+/** One request of `unstorableCases`: a query string to append and a body. */
+export interface UnstorableCase {
+  query: string;
+  body: Body;
+}
+
+/**
+ * Every field named in `keys` set to each unstorable text, one at a time, beside otherwise valid
+ * fields (`valid()`, fresh for each case, so that the request gets as far as storing): in the query
+ * (NUL: a lone surrogate has no percent-encoding), as a JSON body, and as a form body (NUL, for the
+ * same reason). Deterministic, so each route meets each field with each text.
+ */
+export function unstorableCases(keys: string[], valid: () => Record<string, string>): UnstorableCase[] {
+  const json = (fields: object, label: string): Body => ({ type: 'application/json', payload: Buffer.from(JSON.stringify(fields)), label });
+  return keys.flatMap((key) => [
+    { query: `?${new URLSearchParams({ ...valid(), [key]: 'a\u0000b' })}`, body: { label: `query ${key}=NUL` } },
+    ...UNSTORABLE_TEXT.map((text) => ({ query: '', body: json({ ...valid(), [key]: text }, `json ${key}=${JSON.stringify(text)}`) })),
+    {
+      query: '',
+      body: {
+        type: 'application/x-www-form-urlencoded',
+        payload: Buffer.from(new URLSearchParams({ ...valid(), [key]: 'a\u0000b' }).toString()),
+        label: `form ${key}=NUL`,
+      },
+    },
+  ]);
+}
+
 export function randomBody(r: Rng, method: string, v: FuzzVocabulary): Body {
   if (method === 'GET' && r.next() < 0.7) return { label: 'none' };
   const boundary = `----fuzz${r.int(1e9)}`;
