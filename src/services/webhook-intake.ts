@@ -64,6 +64,11 @@ export interface IntakeTarget {
 const MAX_ORDER_ID_LENGTH = 200;
 const MAX_TEXT_LENGTH = 1000;
 const MAX_AMOUNT_WHOLE_DIGITS = 15;
+/**
+ * The most UTF-8 bytes of a SKU: an unknown one is counted in a table whose unique index holds about
+ * 2700 bytes an entry, and 1000 characters can take 4000.
+ */
+const MAX_SKU_BYTES = 2000;
 /** ISO 4217 "no currency": the platform named none. */
 const NO_CURRENCY = 'XXX';
 
@@ -204,6 +209,7 @@ function unreadable(order: NormalizedOrder): string | null {
     MAX_TEXT_LENGTH,
   );
   if (bad !== null) return `a field of the order ${bad}`;
+  if (order.lines.some((l) => l.sku !== null && Buffer.byteLength(l.sku) > MAX_SKU_BYTES)) return 'a SKU of the order is too long';
   for (const line of order.lines) {
     if (line.amount !== null && line.amount.split('.')[0].length > MAX_AMOUNT_WHOLE_DIGITS) return 'a line amount is out of range';
   }

@@ -120,6 +120,16 @@ describe('L3. NUL and lone surrogates are a clear 400 everywhere, never a 500 or
     expect(await h.orm.em.fork().count(Product, { slug })).toBe(0);
   });
 
+  test('a webhook SKU of 1000 characters beyond the index limit in bytes is a 400, not a 500', async () => {
+    const wh = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+    // Incompressible three-byte characters: 3000 bytes, over what a B-tree entry holds.
+    const sku = Array.from(randomBytes(1000), (byte, i) => String.fromCodePoint(0x4e00 + byte * 64 + (i % 64))).join('');
+    const body = edit(orderBody('cart-e', wh.orgId), '&permalink=ebook-pro&', `&permalink=${encodeURIComponent(sku)}&`);
+    const res = await send(h.app, 'cart-e', wh.orgId, body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/too long/);
+  });
+
   test('payments-c: a payment_intent with NUL is a 400, before and after the signature check', async () => {
     const wh = await seedWebhookOrg(h, { platforms: ['payments-c'] });
     const nul = 'pi_\\u0000x';
