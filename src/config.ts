@@ -80,7 +80,6 @@ const EnvSchema = z.object({
   CLUSTER_HISTORY_SHARDS: z.coerce.number().int().min(1).max(4096).default(4),
   TRUST_PROXY: optionalText,
   HOUSEKEEPING_INTERVAL: z.string().default('10m'),
-  SIGNATURE_REPLAY_WINDOW: z.string().default('720h'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('delivery-service'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -177,10 +176,8 @@ export interface Config {
    * default, trusts nobody; else the proxies' addresses and CIDR ranges (as Fastify takes them).
    */
   trustProxy: false | string[];
-  /** How often an API process deletes expired rows (rate-limit counters, replay records, sessions). */
+  /** How often an API process deletes expired rows (rate-limit counters, download coverage, sessions). */
   housekeepingIntervalMs: number;
-  /** How long a body-less signature's signed value is remembered against replays (SIGNATURE_REPLAY_WINDOW, 30 days). */
-  signatureReplayWindowMs: number;
   /**
    * OpenTelemetry traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector
    * (spans go to `<endpoint>/v1/traces`), under OTEL_SERVICE_NAME.
@@ -203,7 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SIGNATURE_REPLAY_WINDOW' | 'SESSION_IDLE_TIMEOUT') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -256,7 +253,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     cluster: { apiProcesses: e.CLUSTER_API_PROCESSES, workerProcesses: e.CLUSTER_WORKER_PROCESSES, historyShards: e.CLUSTER_HISTORY_SHARDS },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
-    signatureReplayWindowMs: duration('SIGNATURE_REPLAY_WINDOW'),
     tracing: { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT && stripTrailingSlash(e.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: e.OTEL_SERVICE_NAME },
     logLevel: e.LOG_LEVEL,
   };

@@ -26,17 +26,36 @@ export const FIELD_LIMITS = {
   versionLabel: 100,
   /** A SKU as a platform sent it (the front door keeps up to 1000 characters of any order field). */
   sku: 1000,
+  /**
+   * A SKU a product lists (its extra SKUs): short enough for the unique index on product SKUs
+   * (a B-tree entry holds at most about 2700 bytes, and a character takes up to 4).
+   */
+  productSku: 200,
   /** A search box. */
   search: 200,
 } as const;
 
-/** A text field of at most `max` characters; longer is a 400 that says so (the field is named by the error handler). */
-export function boundedText(max: number) {
-  return z.string().max(max, `too long: at most ${max} characters`);
+/** A lone UTF-16 surrogate: with the `u` flag a well-formed pair is one code point, not in this class. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Why a text cannot be stored exactly as given, or null when it can: PostgreSQL text cannot hold NUL
+ * (the statement fails), and a lone surrogate would be stored as U+FFFD, a silently changed value.
+ * Linear in the text.
+ */
+export function unstorableText(value: string): string | null {
+  if (value.includes('\u0000')) return 'contains a NUL character';
+  if (LONE_SURROGATE.test(value)) return 'contains a lone surrogate (not valid Unicode)';
+  return null;
 }
 
 /**
- * A SKU as a platform sent it, named in a path or query (map-and-replay). PostgreSQL text cannot
- * hold NUL, and no recorded SKU contains one (the front door refuses them).
+ * The one schema of an input text field: at most `max` characters, and storable (see
+ * `unstorableText`); anything else is a 400 that says why (the field is named by the error handler).
  */
-export const skuAsSent = () => boundedText(FIELD_LIMITS.sku).refine((sku) => !sku.includes('\u0000'), 'a SKU cannot contain NUL characters');
+export function boundedText(max: number) {
+  return z.string().max(max, `too long: at most ${max} characters`).superRefine((value, context) => {
+    const why = unstorableText(value);
+    if (why !== null) context.addIssue({ code: 'custom', message: why });
+  });
+}

@@ -116,7 +116,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const housekeeping = new Housekeeping({
     orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
-    replayWindowMs: options.config.signatureReplayWindowMs,
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   app.addHook('onReady', async () => {

@@ -29,6 +29,8 @@ export interface NewEntry {
   kind: DeliveryKind;
   platform: Platform;
   externalOrderId: string;
+  /** The platform's id of a refund or dispute event (see NormalizedRevocation), or null. */
+  eventId: string | null;
   test: boolean;
   items: NewItem[];
   /** Every workflow that works for this entry (fulfilment runs, the alert run). */
@@ -44,11 +46,11 @@ export interface NewEntry {
 const RECORD_ENTRIES_SQL = `with input as (
     select ?::jsonb as deliveries, ?::jsonb as items, ?::jsonb as counters),
   deliveries as (
-    insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, status, unmatched, test, workflow_ids, received_at, completed_at)
-    select d.id, d.organisation_id, d.kind, d.platform, d.external_order_id, d.status, d.unmatched, d.test, d.workflow_ids, d.received_at,
+    insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, event_id, status, unmatched, test, workflow_ids, received_at, completed_at)
+    select d.id, d.organisation_id, d.kind, d.platform, d.external_order_id, d.event_id, d.status, d.unmatched, d.test, d.workflow_ids, d.received_at,
       case when d.status = 'Pending' then null else d.received_at end
     from input, jsonb_to_recordset(input.deliveries)
-      as d(id uuid, organisation_id uuid, kind text, platform text, external_order_id text, status text, unmatched boolean, test boolean,
+      as d(id uuid, organisation_id uuid, kind text, platform text, external_order_id text, event_id text, status text, unmatched boolean, test boolean,
         workflow_ids jsonb, received_at timestamptz)),
   items as (
     insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id, held_line)
@@ -90,7 +92,7 @@ export function deliveryWrite(orgId: string, entries: NewEntry[], dispatches: Ne
   const deliveries = entries.map((entry) => {
     const outcomes = entry.items.map((i) => i.outcome);
     return {
-      id: entry.id, organisation_id: orgId, kind: entry.kind, platform: entry.platform, external_order_id: entry.externalOrderId,
+      id: entry.id, organisation_id: orgId, kind: entry.kind, platform: entry.platform, external_order_id: entry.externalOrderId, event_id: entry.eventId,
       status: deliveryStatusOf(outcomes), unmatched: outcomes.includes('unmatched'), test: entry.test, workflow_ids: entry.workflowIds,
       received_at: receivedAt,
     };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
+import { NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealedKeyId, sealSecret } from '../security/sealed-secrets';
@@ -53,9 +53,10 @@ export async function listIntegrations(em: EntityManager, orgId: string, baseUrl
 }
 
 /**
- * Sets a platform's secret (upsert on organisation + platform). On a shared route an account id
- * may belong to one organisation only: events are routed by it. The check and the write run under a
- * transaction-scoped advisory lock on the account id, so two organisations cannot race to it.
+ * Sets a platform's secret (upsert on organisation + platform). On a shared route the account id is
+ * kept as given, whoever else registered it: the front door tries every organisation with that
+ * account (the signature decides), so registering another's id takes nothing, and whether an id is
+ * taken is told to nobody.
  */
 export async function configureIntegration(
   em: EntityManager,
@@ -82,25 +83,15 @@ export async function configureIntegration(
   }
   const accountId = input.accountId === undefined ? undefined : input.accountId.trim() || null;
 
-  await em.transactional(async (tx) => {
-    if (accountId) {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`${platform}-account:${accountId}`]);
-      const taken = await tx.execute(
-        `select 1 from integration where platform = ? and account_id = ? and organisation_id <> ?`,
-        [platform, accountId, orgId],
-      );
-      if (taken.length > 0) throw new ConflictError(`that ${platform} account is registered by another organisation`);
-    }
-    await tx.execute(
-      `insert into integration (id, organisation_id, platform, secret, private_key, account_id, updated_at)
-       values (gen_random_uuid(), ?, ?, ?, ?, ?, now())
-       on conflict (organisation_id, platform) do update set
-         secret = excluded.secret, private_key = excluded.private_key,
-         account_id = case when ? then excluded.account_id else integration.account_id end,
-         updated_at = now()`,
-      [orgId, platform, classic ? null : sealSecret(keyRing, value), classic ? sealSecret(keyRing, value) : null, accountId ?? null, accountId !== undefined],
-    );
-  });
+  await em.execute(
+    `insert into integration (id, organisation_id, platform, secret, private_key, account_id, updated_at)
+     values (gen_random_uuid(), ?, ?, ?, ?, ?, now())
+     on conflict (organisation_id, platform) do update set
+       secret = excluded.secret, private_key = excluded.private_key,
+       account_id = case when ? then excluded.account_id else integration.account_id end,
+       updated_at = now()`,
+    [orgId, platform, classic ? null : sealSecret(keyRing, value), classic ? sealSecret(keyRing, value) : null, accountId ?? null, accountId !== undefined],
+  );
   return integrationJson(baseUrl, orgId, platform, true);
 }
 

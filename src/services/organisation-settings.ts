@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ValidationError } from '../domain/errors';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
+import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 
 export const OrganisationSettingsSchema = z.object({
   name: z.string(),
@@ -14,7 +15,7 @@ export const OrganisationSettingsSchema = z.object({
 export type OrganisationSettings = z.infer<typeof OrganisationSettingsSchema>;
 
 export const OrganisationSettingsInputSchema = z.object({
-  supportEmail: z.string().max(320, 'supportEmail has at most 320 characters').nullable().optional()
+  supportEmail: boundedText(FIELD_LIMITS.email).nullable().optional()
     .describe('an email address; empty or null removes it; absent: unchanged'),
 });
 export type OrganisationSettingsInput = z.infer<typeof OrganisationSettingsInputSchema>;

@@ -54,7 +54,7 @@ export const DownloadLimitInput = z.preprocess(
 );
 
 const SkusInput = z
-  .array(z.string().max(200, 'a SKU has at most 200 characters'))
+  .array(boundedText(FIELD_LIMITS.productSku))
   .max(200, 'at most 200 SKUs')
   .describe('extra SKUs; matched case-insensitively after trimming; each maps to at most one product of the organisation');
 
@@ -63,9 +63,9 @@ const SkusInput = z
  * with the plain message "name is required" / "slug is required".
  */
 export const CreateProductSchema = z.object({
-  name: z.string().max(500).optional().describe('required'),
-  slug: z.string().max(200).optional().describe('required; normalised to lowercase letters, digits and hyphens'),
-  description: z.string().max(20_000).optional(),
+  name: boundedText(500).optional().describe('required'),
+  slug: boundedText(200).optional().describe('required; normalised to lowercase letters, digits and hyphens'),
+  description: boundedText(20_000).optional(),
   skus: SkusInput.optional(),
   downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null or absent = unlimited'),
 });
@@ -73,10 +73,10 @@ export type CreateProductInput = z.infer<typeof CreateProductSchema>;
 
 /** PUT body: merged into the product. Keys not listed here (id, orgId, createdAt, ...) are ignored. */
 export const UpdateProductSchema = z.object({
-  name: z.string().max(500).optional(),
-  description: z.string().max(20_000).optional(),
+  name: boundedText(500).optional(),
+  description: boundedText(20_000).optional(),
   status: z.enum(PRODUCT_STATUSES).optional(),
-  slug: z.string().max(200).optional().describe('normalised like on create'),
+  slug: boundedText(200).optional().describe('normalised like on create'),
   skus: SkusInput.optional().describe('replaces the extra SKUs'),
   activeVersionId: boundedText(FIELD_LIMITS.id).nullable().optional().describe('a ready version of this product; null clears it'),
   downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null = unlimited'),
@@ -175,6 +175,12 @@ function slugOf(value: string): string {
 
 /** Normalised, de-duplicated extra SKUs; the slug always maps, so it is not repeated here. */
 function extraSkusOf(skus: readonly string[], slug: string): string[] {
+  // The dashboard's SKU box and map-and-replay arrive here without the API's schema: the same check.
+  const checked = SkusInput.safeParse(skus);
+  if (!checked.success) {
+    const [issue] = checked.error.issues;
+    throw new ValidationError(`skus${issue.path.map((part) => `.${String(part)}`).join('')}: ${issue.message}`);
+  }
   const normalised = skus.map(normaliseSku);
   if (normalised.some((sku) => sku === '')) throw new ValidationError('skus must not contain empty strings');
   return [...new Set(normalised)].filter((sku) => sku !== slug).sort();

@@ -35,13 +35,23 @@ async function lockOrder(tx: EntityManager, orgId: string, source: string, ref: 
   await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`revoke:${orgId}:${source}:${ref}`]);
 }
 
-/** Revokes one purchase unless it already is; tells which. */
-async function revokeOne(tx: EntityManager, purchaseId: string, reason: RevokeReason, now: Date): Promise<'revoked' | 'already revoked'> {
-  const rows = await tx.execute<Array<{ id: string }>>(
-    'update purchase set revoked_at = ?, revoke_reason = ? where id = ? and revoked_at is null returning id',
-    [now, reason, purchaseId],
+/** Why an event leaves a purchase as it is: staff gave access back after the event. */
+const RESTORED_LATER = 'access restored by staff after this event';
+
+/**
+ * Revokes one purchase unless it already is, or staff restored it after the event (received at
+ * `eventAt`): their restore is the later decision, so a late or redelivered event keeps it. Tells which.
+ */
+async function revokeOne(tx: EntityManager, purchaseId: string, reason: RevokeReason, eventAt: Date, now: Date): Promise<'revoked' | 'already revoked' | 'kept'> {
+  const [row] = await tx.execute<Array<{ revoked: boolean; restored_later: boolean }>>(
+    `with revoked as (
+       update purchase set revoked_at = ?, revoke_reason = ?
+       where id = ? and revoked_at is null and (restored_at is null or restored_at < ?) returning id)
+     select exists (select 1 from revoked) as revoked, coalesce(restored_at >= ?, false) as restored_later from purchase where id = ?`,
+    [now, reason, purchaseId, eventAt, eventAt, purchaseId],
   );
-  return rows.length > 0 ? 'revoked' : 'already revoked';
+  if (row.revoked) return 'revoked';
+  return row.restored_later ? 'kept' : 'already revoked';
 }
 
 /**
@@ -54,10 +64,16 @@ async function revokeOne(tx: EntityManager, purchaseId: string, reason: RevokeRe
 export async function applyRevocation(em: EntityManager, request: RevocationRequest, now: Date): Promise<ItemOutcome[]> {
   return em.transactional(async (tx) => {
     await lockOrder(tx, request.orgId, request.platform, request.orderRef);
-    const [entry] = await tx.execute<Array<{ id: string }>>(
-      'select id from webhook_delivery where id = ? and organisation_id = ? for update', [request.deliveryId, request.orgId],
+    // When the event happened, as far as we know: the first receipt of its event id (a redelivery
+    // repeats the event), else the receipt of this entry.
+    const [entry] = await tx.execute<Array<{ id: string; event_at: Date | string }>>(
+      `select d.id, coalesce((select min(e.received_at) from webhook_delivery e
+           where e.organisation_id = d.organisation_id and e.platform = d.platform and e.event_id = d.event_id), d.received_at) as event_at
+       from webhook_delivery d where d.id = ? and d.organisation_id = ? for update of d`,
+      [request.deliveryId, request.orgId],
     );
     if (!entry) return [];
+    const eventAt = new Date(entry.event_at);
     const items = await tx.execute<PendingItem[]>(
       'select id, line_index, sku, product_id from webhook_delivery_item where delivery_id = ? and outcome is null order by line_index',
       [request.deliveryId],
@@ -98,14 +114,15 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
       }
       // A whole-order item stands for the first purchase; each further one gets an item of its own.
       for (const [index, purchase] of purchases.entries()) {
-        const outcome = await revokeOne(tx, purchase.id, request.reason, now);
+        const outcome = await revokeOne(tx, purchase.id, request.reason, eventAt, now);
+        const reason = outcome === 'kept' ? RESTORED_LATER : null;
         if (index === 0) {
-          await decide(item.id, outcome, purchase, null);
+          await decide(item.id, outcome, purchase, reason);
         } else {
           await tx.execute(
             `insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, purchase_id, workflow_id)
-             values (gen_random_uuid(), ?, ?, null, ?, ?, null, ?, null)`,
-            [request.deliveryId, nextLine, purchase.product_id, outcome, purchase.id],
+             values (gen_random_uuid(), ?, ?, null, ?, ?, ?, ?, null)`,
+            [request.deliveryId, nextLine, purchase.product_id, outcome, reason, purchase.id],
           );
           nextLine += 1;
           written.push(outcome);
@@ -205,12 +222,15 @@ export async function revokeByHand(em: EntityManager, orgId: string, purchaseId:
   });
 }
 
-/** Staff restore access: the purchase's links work again (those not expired or used). Idempotent. */
+/**
+ * Staff restore access: the purchase's links work again (those not expired or used). Idempotent.
+ * The time is kept: a refund or dispute event from before it no longer revokes the purchase.
+ */
 export async function restoreByHand(em: EntityManager, orgId: string, purchaseId: string, actor: StaffActor, now: Date): Promise<RevocationState> {
   return em.transactional(async (tx) => {
     const row = await lockedPurchase(tx, orgId, purchaseId);
     if (row.revoked_at === null) return revocationStateOf(row);
-    await tx.execute('update purchase set revoked_at = null, revoke_reason = null where id = ?', [purchaseId]);
+    await tx.execute('update purchase set revoked_at = null, revoke_reason = null, restored_at = ? where id = ?', [now, purchaseId]);
     await logStaffAction(tx, row, 'restore', actor, `was revoked (${row.revoke_reason ?? 'unknown'})`, now);
     return revocationStateOf({ ...row, revoked_at: null, revoke_reason: null });
   });

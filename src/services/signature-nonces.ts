@@ -2,11 +2,17 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnauthorizedError } from '../domain/errors';
 
+const sha256 = (value: string | Buffer): Buffer => createHash('sha256').update(value).digest();
+
 /**
  * Claims a signed nonce for this body, inside the delivery's transaction: the first delivery with
  * it records it; a later one with the same body is the platform's redelivery and passes; one with
  * another body is a replay of the signature and is refused (401, nothing recorded). The row lock
  * taken by the insert orders two deliveries racing with the same nonce.
+ *
+ * Kept for good: the signature covers no body and never expires, so a nonce forgotten would make
+ * its signature good for any body again. A row is the two SHA-256 digests (32 bytes each) beside
+ * the organisation and platform, whatever the nonce's length.
  */
 export async function claimSignedNonce(
   tx: EntityManager,
@@ -14,24 +20,14 @@ export async function claimSignedNonce(
   rawBody: Buffer,
   now: Date,
 ): Promise<void> {
-  const bodySha256 = createHash('sha256').update(rawBody).digest('hex');
-  const [row] = await tx.execute<Array<{ body_sha256: string }>>(
-    `insert into signature_nonce (organisation_id, platform, nonce, body_sha256, created_at) values (?, ?, ?, ?, ?)
-     on conflict (organisation_id, platform, nonce) do update set nonce = excluded.nonce
+  const bodySha256 = sha256(rawBody);
+  const [row] = await tx.execute<Array<{ body_sha256: Buffer }>>(
+    `insert into signature_nonce (organisation_id, platform, nonce_sha256, body_sha256, created_at) values (?, ?, ?, ?, ?)
+     on conflict (organisation_id, platform, nonce_sha256) do update set nonce_sha256 = excluded.nonce_sha256
      returning body_sha256`,
-    [key.orgId, key.platform, key.nonce, bodySha256, now],
+    [key.orgId, key.platform, sha256(key.nonce), bodySha256, now],
   );
-  if (row.body_sha256 !== bodySha256) {
+  if (!row.body_sha256.equals(bodySha256)) {
     throw new UnauthorizedError('this signature was already used with another body: replay refused');
   }
-}
-
-/** Forgets nonces older than the replay window (a platform's retries end long before). */
-export async function pruneSignedNonces(em: EntityManager, now: Date, windowMs: number): Promise<number> {
-  const result = await em.execute<{ affectedRows: number }>(
-    'delete from signature_nonce where created_at < ?',
-    [new Date(now.getTime() - windowMs)],
-    'run',
-  );
-  return result.affectedRows;
 }

@@ -14,6 +14,7 @@ import { isoUtc } from '../db/sql';
 import type { NewDispatch } from '../domain/dispatch';
 import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
+import { isEmailAddress } from '../domain/email';
 import type { HeldLine } from '../domain/held-line';
 import { fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
 import type { Platform } from '../domain/platforms';
@@ -30,7 +31,7 @@ export const HeldSaleSchema = z.object({
   customerEmail: z.string().nullable(),
   amount: z.string().nullable(),
   currency: z.string().nullable(),
-  deliverable: z.boolean().describe('false for lines recorded before sales were kept for replay: record those by hand'),
+  deliverable: z.boolean().describe('false for lines recorded before sales were kept for replay, or without a usable customer email: record those by hand'),
 });
 export type HeldSale = z.infer<typeof HeldSaleSchema>;
 
@@ -45,7 +46,7 @@ export const DeliveredSchema = z.object({
   sku: z.string(),
   productId: z.uuid(),
   delivering: z.number().int().describe('held lines now being fulfilled (their entries are Pending until the runs report)'),
-  notDeliverable: z.number().int().describe('held lines that kept no order details (recorded before replay existed)'),
+  notDeliverable: z.number().int().describe('held lines that kept no order details (recorded before replay existed) or no usable customer email'),
 });
 export type Delivered = z.infer<typeof DeliveredSchema>;
 
@@ -61,6 +62,15 @@ async function mappedProduct(em: EntityManager, orgId: string, sku: string): Pro
     'select product_id from product_sku where organisation_id = ? and sku = ?', [orgId, normaliseSku(sku)],
   );
   return row?.product_id ?? null;
+}
+
+/**
+ * A held line can be delivered when it kept its order and that order has a usable customer email:
+ * the front door held it for its SKU before it looked at the email, so it is checked here, as a
+ * webhook of the order would be now.
+ */
+function deliverable(line: HeldLine | null): line is HeldLine {
+  return line !== null && isEmailAddress(line.customer.email);
 }
 
 const HELD_WHERE = `i.outcome = 'unmatched' and d.organisation_id = ? and lower(btrim(i.sku)) = ?`;
@@ -82,7 +92,7 @@ export async function heldSales(em: EntityManager, orgId: string, rawSku: string
     sales: rows.map((r) => ({
       itemId: r.item_id, deliveryId: r.delivery_id, platform: r.platform, externalOrderId: r.external_order_id, sku: r.sku,
       receivedAt: r.received_at, customerEmail: r.held_line?.customer.email || null, amount: r.held_line?.amount ?? null,
-      currency: r.held_line?.currency ?? null, deliverable: r.held_line !== null,
+      currency: r.held_line?.currency ?? null, deliverable: deliverable(r.held_line),
     })),
   };
 }
@@ -120,13 +130,15 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
     if (product.status !== 'published' || !product.live) {
       throw new ConflictError('the product is not live (published with a ready active version): its sales would be held again');
     }
-    const claimed = await tx.execute<Array<{ id: string; delivery_id: string; platform: Platform; external_order_id: string; sku: string; held_line: HeldLine }>>(
+    const held = await tx.execute<Array<{ id: string; delivery_id: string; platform: Platform; external_order_id: string; sku: string; held_line: HeldLine }>>(
       `select i.id, i.delivery_id, d.platform, d.external_order_id, i.sku, i.held_line
        from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id
        where ${HELD_WHERE} and i.held_line is not null
        order by d.received_at, i.line_index for update of i`,
       [orgId, key],
     );
+    // Lines without a usable email stay held and are counted, to be recorded by hand.
+    const claimed = held.filter((item) => deliverable(item.held_line));
     const [{ count: left }] = await tx.execute<Array<{ count: string }>>(
       `select count(*) from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id where ${HELD_WHERE} and i.held_line is null`,
       [orgId, key],
@@ -176,7 +188,7 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
       );
       await enqueueDispatches(tx, dispatches);
     }
-    return { sku, productId: product.id, delivering: claimed.length, notDeliverable: Number(left) };
+    return { sku, productId: product.id, delivering: claimed.length, notDeliverable: Number(left) + held.length - claimed.length };
   });
 }
 

@@ -38,6 +38,7 @@ import { claimSignedNonce } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
+import { unstorableText } from '../domain/field-limits';
 
 export interface IntakeDeps {
   orm: Orm;
@@ -68,6 +69,11 @@ export interface IntakeTarget {
 const MAX_ORDER_ID_LENGTH = 200;
 const MAX_TEXT_LENGTH = 1000;
 const MAX_AMOUNT_WHOLE_DIGITS = 15;
+/**
+ * The most UTF-8 bytes of a SKU: an unknown one is counted in a table whose unique index holds about
+ * 2700 bytes an entry, and 1000 characters can take 4000.
+ */
+const MAX_SKU_BYTES = 2000;
 /** ISO 4217 "no currency": the platform named none. */
 const NO_CURRENCY = 'XXX';
 
@@ -165,35 +171,44 @@ async function candidatesFor(
     if (error instanceof WebhookParseError) throw new ValidationError(error.message);
     throw error;
   }
+  const unusable = badText([route.orgId, route.accountId, route.paymentReference ?? null], MAX_ORDER_ID_LENGTH);
+  if (unusable !== null) throw new ValidationError(`the event's org_id, account or payment_intent ${unusable}`);
+
+  // Every organisation the event may be for, tried alike: the one it names, those that registered its
+  // account, those that sold with its payment (a dispute carries none of the session's metadata). Any
+  // organisation can register any account id, so no one of them may hide the others: the signature
+  // decides. Bounded, so an unsigned request cannot make the read large.
+  const arms: string[] = [];
+  const params: string[] = [];
   if (route.orgId !== null && isUuid(route.orgId)) {
-    const found = await read('where o.id = ?', [route.orgId]);
-    if (found.length > 0) return found;
+    arms.push('select ?::uuid');
+    params.push(route.orgId);
   }
   if (route.accountId !== null) {
-    const found = await read('where i.account_id = ? order by i.updated_at desc limit 10', [route.accountId]);
-    if (found.length > 0) return found;
+    arms.push('(select organisation_id from integration where platform = ? and account_id = ? order by updated_at desc limit 10)');
+    params.push(platform, route.accountId);
   }
   if (route.paymentReference) {
-    // A dispute carries none of the session's metadata: the organisations that sold with this payment.
-    const found = await read(
-      'where o.id in (select organisation_id from purchase where source = ? and payment_reference = ? limit 10)',
-      [platform, route.paymentReference],
-    );
-    if (found.length > 0) return found;
+    arms.push('(select distinct organisation_id from purchase where source = ? and payment_reference = ? limit 10)');
+    params.push(platform, route.paymentReference);
   }
-  throw new NotFoundError('organisation not found');
+  const found = arms.length === 0 ? [] : await read(`where o.id in (${arms.join(' union ')})`, params);
+  if (found.length === 0) throw new NotFoundError('organisation not found');
+  // The organisation the event names first: it wins should two of them share a secret.
+  return found.sort((a, b) => Number(b.orgId === route.orgId) - Number(a.orgId === route.orgId));
 }
 
 function isConfigured(secrets: IntegrationSecrets | null): secrets is IntegrationSecrets {
   return Boolean(secrets?.secret || secrets?.privateKey);
 }
 
-/** The first of `values` too long for `maxLength` or holding NUL (PostgreSQL text cannot), or null. */
-function badText(values: Array<string | null>, maxLength: number): 'too long' | 'NUL' | null {
+/** Why the first of `values` that cannot be recorded cannot (longer than `maxLength`, or see `unstorableText`), or null. */
+function badText(values: Array<string | null>, maxLength: number): string | null {
   for (const value of values) {
     if (value === null) continue;
-    if (value.length > maxLength) return 'too long';
-    if (value.includes('\u0000')) return 'NUL';
+    if (value.length > maxLength) return 'is too long';
+    const why = unstorableText(value);
+    if (why !== null) return why;
   }
   return null;
 }
@@ -201,9 +216,12 @@ function badText(values: Array<string | null>, maxLength: number): 'too long' | 
 /** Why a verified order cannot be recorded as it is (400), or null when it can. */
 function unreadable(order: NormalizedOrder): string | null {
   if (order.externalOrderId.length > MAX_ORDER_ID_LENGTH) return 'order id is too long';
-  const bad = badText([order.externalOrderId, order.customer.email, order.customer.name, ...order.lines.map((l) => l.sku)], MAX_TEXT_LENGTH);
-  if (bad === 'too long') return 'a field of the order is too long';
-  if (bad === 'NUL') return 'the order contains NUL characters';
+  const bad = badText(
+    [order.externalOrderId, order.customer.email, order.customer.name, order.paymentReference ?? null, ...order.lines.map((l) => l.sku)],
+    MAX_TEXT_LENGTH,
+  );
+  if (bad !== null) return `a field of the order ${bad}`;
+  if (order.lines.some((l) => l.sku !== null && Buffer.byteLength(l.sku) > MAX_SKU_BYTES)) return 'a SKU of the order is too long';
   for (const line of order.lines) {
     if (line.amount !== null && line.amount.split('.')[0].length > MAX_AMOUNT_WHOLE_DIGITS) return 'a line amount is out of range';
   }
@@ -230,11 +248,22 @@ function orderRefOf(revocation: NormalizedRevocation): Pick<RevocationRequest, '
     : { refKind: 'order', orderRef: revocation.order.externalOrderId };
 }
 
-/** The SKUs a delivery names, normalised: its orders' lines, or the lines a refund names (whole-order and partial refunds name none). */
+/** The orders a delivery carries (none for refunds only, or an ignored event). */
+function ordersOf(parsed: ParseResult): NormalizedOrder[] {
+  return parsed.kind === 'orders' || parsed.kind === 'mixed' ? parsed.orders : [];
+}
+
+/** The refund and dispute events a delivery carries. */
+function revocationsOf(parsed: ParseResult): NormalizedRevocation[] {
+  return parsed.kind === 'revocations' || parsed.kind === 'mixed' ? parsed.revocations : [];
+}
+
+/** The SKUs a delivery names, normalised: its orders' lines and the lines its refunds name (whole-order and partial refunds name none). */
 function skusOf(parsed: ParseResult): string[] {
-  if (parsed.kind === 'orders') return normalisedSkus(parsed.orders.flatMap((o) => o.lines.map((l) => l.sku)));
-  if (parsed.kind === 'revocations') return normalisedSkus(parsed.revocations.flatMap((r) => (r.scope.kind === 'lines' ? r.scope.skus : [])));
-  return [];
+  return normalisedSkus([
+    ...ordersOf(parsed).flatMap((o) => o.lines.map((l) => l.sku)),
+    ...revocationsOf(parsed).flatMap((r) => (r.scope.kind === 'lines' ? r.scope.skus : [])),
+  ]);
 }
 
 /** Most SKUs looked up before the signature is checked: an unsigned request cannot make that read large. */
@@ -288,7 +317,9 @@ function planDeliveries(
       hasCustomerEmail: email !== null && isEmailAddress(email),
     };
     const currency = order.currency ?? NO_CURRENCY;
-    const entry: NewEntry = { id: randomUUID(), kind: 'order', platform, externalOrderId: order.externalOrderId, test: order.test, items: [], workflowIds: [] };
+    const entry: NewEntry = {
+      id: randomUUID(), kind: 'order', platform, externalOrderId: order.externalOrderId, eventId: null, test: order.test, items: [], workflowIds: [],
+    };
     for (const line of order.lines) {
       const itemId = randomUUID();
       const product = line.sku === null ? undefined : matches.get(normaliseSku(line.sku));
@@ -350,7 +381,9 @@ function planRevocations(orgId: string, platform: Platform, revocations: Normali
   const plan: Plan = { entries: [], dispatches: [] };
   for (const revocation of revocations) {
     const { refKind, orderRef } = orderRefOf(revocation);
-    const entry: NewEntry = { id: randomUUID(), kind: revocation.event, platform, externalOrderId: orderRef, test: false, items: [], workflowIds: [] };
+    const entry: NewEntry = {
+      id: randomUUID(), kind: revocation.event, platform, externalOrderId: orderRef, eventId: revocation.eventId ?? null, test: false, items: [], workflowIds: [],
+    };
     const { scope } = revocation;
     if (scope.kind === 'none') {
       entry.items.push({ id: randomUUID(), sku: null, productId: null, outcome: 'kept', reason: scope.reason, workflowId: null });
@@ -376,10 +409,8 @@ function planRevocations(orgId: string, platform: Platform, revocations: Normali
 /** Why a verified refund or dispute cannot be recorded as it is (400), or null when it can. */
 function unreadableRevocation(revocation: NormalizedRevocation): string | null {
   const skus = revocation.scope.kind === 'lines' ? revocation.scope.skus : [];
-  const bad = badText([orderRefOf(revocation).orderRef, ...skus], MAX_ORDER_ID_LENGTH);
-  if (bad === 'too long') return 'an id of the event is too long';
-  if (bad === 'NUL') return 'the event contains NUL characters';
-  return null;
+  const bad = badText([orderRefOf(revocation).orderRef, revocation.eventId ?? null, ...skus], MAX_ORDER_ID_LENGTH);
+  return bad === null ? null : `an id of the event ${bad}`;
 }
 
 /**
@@ -415,15 +446,19 @@ export async function receiveDelivery(
   if (org.backlogFull) {
     throw new BusyError('too many of this organisation\'s deliveries are waiting to start, please retry', BACKLOG_RETRY_AFTER_SECONDS);
   }
-  const problems = parsed.kind === 'orders' ? parsed.orders.map(unreadable) : parsed.revocations.map(unreadableRevocation);
-  const problem = problems.find((p) => p !== null);
+  const orders = ordersOf(parsed);
+  const revocations = revocationsOf(parsed);
+  const problem = [...orders.map(unreadable), ...revocations.map(unreadableRevocation)].find((p) => p !== null);
   if (problem) throw new ValidationError(problem);
 
   const skus = skusOf(parsed);
   const matches = skus.every((sku) => lookedUp.includes(sku)) ? org.matches : await matchSkus(em, org.orgId, skus);
-  const plan = parsed.kind === 'orders'
-    ? planDeliveries(org, target.platform, parsed.orders, matches, now)
-    : planRevocations(org.orgId, target.platform, parsed.revocations, matches);
+  const orderPlan = planDeliveries(org, target.platform, orders, matches, now);
+  const revocationPlan = planRevocations(org.orgId, target.platform, revocations, matches);
+  const plan: Plan = {
+    entries: [...orderPlan.entries, ...revocationPlan.entries],
+    dispatches: [...orderPlan.dispatches, ...revocationPlan.dispatches],
+  };
   const write = deliveryWrite(org.orgId, plan.entries, plan.dispatches, now);
   const nonce = adapter.signedNonce?.(request);
   if (nonce === undefined) {

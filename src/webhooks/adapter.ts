@@ -53,6 +53,11 @@ export interface NormalizedRevocation {
   orgId?: string;
   /** payments-c only: the connected account the event came from, if any. */
   accountId?: string;
+  /**
+   * The platform's id of the event, the same on its redeliveries (payments-c, reseller-d), so a
+   * redelivery is known for the event it repeats; absent where the platform sends none.
+   */
+  eventId?: string;
 }
 
 /** A webhook request as the front door received it: the exact bytes, never a re-serialised body. */
@@ -76,6 +81,8 @@ export type ParseResult =
   | { kind: 'orders'; orders: NormalizedOrder[] }
   /** Refund or dispute events (decisions §9): each is one delivery log entry of kind refund/dispute. */
   | { kind: 'revocations'; revocations: NormalizedRevocation[] }
+  /** A batch carrying both (reseller-d): each order and each event is recorded as if it came alone. */
+  | { kind: 'mixed'; orders: NormalizedOrder[]; revocations: NormalizedRevocation[] }
   /** Understood but carries nothing to act on (another event type, an activation ping ...): 200, nothing recorded. */
   | { kind: 'ignored'; reason: string };
 

@@ -199,6 +199,7 @@ function parseRevocation(event: JsonObject, type: typeof REFUND_EVENT | typeof D
   const paymentReference = paymentIntentId(object.payment_intent);
   // A charge made without a PaymentIntent (legacy Charges API) was not a checkout session of ours.
   if (paymentReference === null) return { kind: 'ignored', reason: `${type} names no payment_intent` };
+  const eventId = text(event.id);
 
   return {
     kind: 'revocations',
@@ -208,6 +209,7 @@ function parseRevocation(event: JsonObject, type: typeof REFUND_EVENT | typeof D
         order: { paymentReference },
         scope,
         ...routingFields(event),
+        ...(eventId !== null ? { eventId } : {}),
       },
     ],
   };

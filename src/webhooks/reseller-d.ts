@@ -18,6 +18,7 @@ import {
   requireArray,
   requireId,
   requireObject,
+  text,
   type JsonObject,
 } from './fields';
 import { partialRefund } from './revocation';
@@ -67,10 +68,12 @@ function revocationOf(event: JsonObject, where: string): NormalizedRevocation {
     const item = requireObject(value, `${where}.data.items[${index}]`);
     return firstText(item.sku, item.product);
   });
+  const eventId = text(event.id);
   return {
     event: 'refund',
     order: { externalOrderId },
     scope: skus.length === 0 ? partialRefund() : { kind: 'lines', skus },
+    ...(eventId !== null ? { eventId } : {}),
   };
 }
 
@@ -94,11 +97,11 @@ export const resellerD: PlatformAdapter<'reseller-d'> = {
       if (event.type === 'order.completed') orders.push(orderOf(event, `events[${index}]`));
       else if (event.type === 'return.created') returns.push({ event, where: `events[${index}]` });
     });
-    // A result carries one kind only. Known limitation: in a batch that mixes both, the orders are
-    // recorded and the returns are dropped unread (the platform counts the 200 as every event
-    // processed, so it does not send them again).
+    // The platform counts a 200 as every event of the batch processed: none may be left out.
+    const revocations = returns.map(({ event, where }) => revocationOf(event, where));
+    if (orders.length > 0 && revocations.length > 0) return { kind: 'mixed', orders, revocations };
     if (orders.length > 0) return { kind: 'orders', orders };
-    if (returns.length === 0) return { kind: 'ignored', reason: 'no order.completed or return.created event in the batch' };
-    return { kind: 'revocations', revocations: returns.map(({ event, where }) => revocationOf(event, where)) };
+    if (revocations.length > 0) return { kind: 'revocations', revocations };
+    return { kind: 'ignored', reason: 'no order.completed or return.created event in the batch' };
   },
 };

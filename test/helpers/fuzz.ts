@@ -13,6 +13,12 @@ export interface FuzzVocabulary {
   formKeys: string[];
 }
 
+/**
+ * Text PostgreSQL cannot store as given (NUL; lone surrogates, which would become U+FFFD), sent in
+ * every kind of field: each must be a 4xx, never a 5xx or a silently changed value.
+ */
+export const UNSTORABLE_TEXT = ['\u0000', 'a\u0000b', 'a\u0000b@example.com', '\ud800', 'x\udfffy', 'pi_\ud83d'];
+
 export interface Body {
   type?: string | string[];
   payload?: Buffer;
@@ -26,7 +32,7 @@ function jsonValue(r: Rng, v: FuzzVocabulary, depth = 0): unknown {
     case 1: return r.next() * 1e20 - 1e10;
     case 2: return r.text(r.int(50));
     case 3: return r.next() < 0.5;
-    case 4: return r.int(3) === 0 ? '' : r.pick(v.words);
+    case 4: return r.int(3) === 0 ? '' : r.pick([...v.words, ...UNSTORABLE_TEXT]);
     case 5: return Array.from({ length: r.int(4) }, () => jsonValue(r, v, depth + 1));
     default: {
       const keys = [...v.jsonKeys, '__proto__', 'constructor', 'prototype', r.text(8)];
@@ -47,6 +53,34 @@ function multipart(r: Rng, boundary: string, broken: boolean): Buffer {
   return Buffer.from(body, 'latin1');
 }
 
+/** One request of `unstorableCases`: a query string to append and a body. */
+export interface UnstorableCase {
+  query: string;
+  body: Body;
+}
+
+/**
+ * Every field named in `keys` set to each unstorable text, one at a time, beside otherwise valid
+ * fields (`valid()`, fresh for each case, so that the request gets as far as storing): in the query
+ * (NUL: a lone surrogate has no percent-encoding), as a JSON body, and as a form body (NUL, for the
+ * same reason). Deterministic, so each route meets each field with each text.
+ */
+export function unstorableCases(keys: string[], valid: () => Record<string, string>): UnstorableCase[] {
+  const json = (fields: object, label: string): Body => ({ type: 'application/json', payload: Buffer.from(JSON.stringify(fields)), label });
+  return keys.flatMap((key) => [
+    { query: `?${new URLSearchParams({ ...valid(), [key]: 'a\u0000b' })}`, body: { label: `query ${key}=NUL` } },
+    ...UNSTORABLE_TEXT.map((text) => ({ query: '', body: json({ ...valid(), [key]: text }, `json ${key}=${JSON.stringify(text)}`) })),
+    {
+      query: '',
+      body: {
+        type: 'application/x-www-form-urlencoded',
+        payload: Buffer.from(new URLSearchParams({ ...valid(), [key]: 'a\u0000b' }).toString()),
+        label: `form ${key}=NUL`,
+      },
+    },
+  ]);
+}
+
 export function randomBody(r: Rng, method: string, v: FuzzVocabulary): Body {
   if (method === 'GET' && r.next() < 0.7) return { label: 'none' };
   const boundary = `----fuzz${r.int(1e9)}`;
@@ -61,7 +95,8 @@ export function randomBody(r: Rng, method: string, v: FuzzVocabulary): Body {
     case 7: return { type: 'application/json', payload: Buffer.from(r.pick(['{', '{"a":1,}', 'nul', '"\\ud800"', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '1'.repeat(400)])), label: 'malformed json' };
     case 8: {
       const keys = [...v.formKeys, 'a[b]', '__proto__', '%zz'];
-      const form = Array.from({ length: r.int(12) }, () => `${r.pick(keys)}=${r.pick([...v.words, '%', '%zz', 'a@b.c', r.text(20), 'x'.repeat(r.int(3) * 1000)])}`).join('&');
+      const values = [...v.words, '%', '%zz', 'a@b.c', '%00', 'a%00b', r.text(20), 'x'.repeat(r.int(3) * 1000)];
+      const form = Array.from({ length: r.int(12) }, () => `${r.pick(keys)}=${r.pick(values)}`).join('&');
       return { type: 'application/x-www-form-urlencoded', payload: Buffer.from(form, 'latin1'), label: 'form' };
     }
     case 9: return { type: `multipart/form-data; boundary=${boundary}`, payload: multipart(r, boundary, false), label: 'multipart' };

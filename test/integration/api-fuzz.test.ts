@@ -5,7 +5,7 @@
  */
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct } from '../helpers/seed';
-import { randomBody, sendRaw, type FuzzVocabulary, type Headers } from '../helpers/fuzz';
+import { randomBody, sendRaw, unstorableCases, type FuzzVocabulary, type Headers } from '../helpers/fuzz';
 import { prng, type Rng } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
@@ -78,7 +78,7 @@ function query(r: Rng): string {
   if (r.next() < 0.3) return '';
   const keys = ['limit', 'after', 'email', 'status', 'platform', 'from', 'to', 'format', 'x', 'limit[]', '__proto__'];
   const values = ['1', '0', '-5', '1e3', '99999999999999999999', 'NaN', '', 'Error', 'held', 'cart-e', '2026-01-01',
-    '2026-02-30', '9999-12-31', productId, '%zz', '%', 'pdf', 'json', r.text(r.int(30))];
+    '2026-02-30', '9999-12-31', productId, '%zz', '%', '%00', 'a%00b', '%ED%A0%80', 'pdf', 'json', r.text(r.int(30))];
   const parts = Array.from({ length: 1 + r.int(4) }, () => `${r.pick(keys)}=${r.pick(values)}`);
   return `?${parts.join('&')}`;
 }
@@ -125,5 +125,30 @@ test(`no 5xx from ${ENDPOINTS.length} endpoints × ${ROUNDS} random requests (se
   // Most answers are refusals, but a fuzz run that never got past auth tests little.
   expect([...statuses.keys()].some((s) => s >= 200 && s < 300)).toBe(true);
   expect([...statuses.keys()].filter((s) => s >= 400 && s < 500).length).toBeGreaterThanOrEqual(4);
+  expect(failures).toEqual([]);
+}, 240_000);
+
+test(`NUL and lone surrogates in every field of ${ENDPOINTS.length} endpoints: never a 5xx`, async () => {
+  const failures: string[] = [];
+  const { jsonKeys, formKeys } = vocabulary();
+  let n = 0;
+  const valid = () => {
+    n += 1;
+    return {
+      name: 'Fuzz product', slug: `fuzz-nul-${n}`, description: 'fuzz', supportEmail: 'help@example.com', secret: 'fuzz-secret-0123456789',
+      customerId: 'new', 'newCustomer.email': `fuzz-nul-${n}@example.com`, 'newCustomer.name': 'Fuzz Buyer', productId, amount: '1.00', currency: 'USD',
+    };
+  };
+  const cases = unstorableCases([...new Set([...jsonKeys, ...formKeys, 'email', 'after', 'paymentMethod', 'newCustomer.name'])], valid);
+  for (const [method, template] of ENDPOINTS) {
+    const path = template.replaceAll('{id}', productId).replace('{platform}', 'cart-e');
+    for (const { query, body } of cases) {
+      if (method === 'GET' && body.payload !== undefined) continue;
+      const headers: Headers = [['authorization', `Bearer ${apiKey}`], ...(body.type === undefined ? [] : [['content-type', body.type] as [string, string]])];
+      const answer = await sendRaw(base, method, `${path}${query}`, headers, body.payload);
+      if (answer.status >= 500) failures.push(`${method} ${path}${query} [${body.label}] → ${answer.status} ${answer.body}`);
+      if (template.endsWith('/refresh') && answer.status === 200) apiKey = (JSON.parse(answer.body) as { apiKey: string }).apiKey;
+    }
+  }
   expect(failures).toEqual([]);
 }, 240_000);

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { cookieHeader, cookiesOf, postSignin } from '../helpers/dashboard';
 import { seedPurchase } from '../helpers/download-links';
-import { randomBody, sendRaw, type FuzzVocabulary, type Headers } from '../helpers/fuzz';
+import { randomBody, sendRaw, unstorableCases, type FuzzVocabulary, type Headers } from '../helpers/fuzz';
 import { startHarness, type Harness } from '../helpers/harness';
 import { prng, type Rng } from '../helpers/prng';
 import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
@@ -143,4 +143,29 @@ test(`the customer pages: ${CASES} random requests (seed ${SEED + 1_000_003}) ne
   expect([...statuses.keys()]).toEqual(expect.arrayContaining([200, 404]));
   expect(await halfWritten()).toEqual([]);
   expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+}, 600_000);
+
+test('NUL and lone surrogates in every field of every dashboard and customer page: never a 5xx, nothing half-written', async () => {
+  const failures: string[] = [];
+  let n = 0;
+  const valid = () => {
+    n += 1;
+    return { _csrf: session.csrf, name: 'Fuzz product', slug: `fuzz-nul-${n}`, description: 'fuzz', email: `fuzz-nul-${n}@example.com`, supportEmail: 'help@example.com' };
+  };
+  const cases = unstorableCases([...vocabulary().formKeys.filter((key) => key !== '_csrf'), 'supportEmail'], valid);
+  for (const [method, template] of [...DASHBOARD, ...CUSTOMER]) {
+    const where = template
+      .replace('{productId}', ids.productId).replace('{id}', ids.productId).replace('{userId}', ids.userId).replace('{token}', ids.token)
+      .replace('{fileId}', ids.fileId).replace('{orgId}', ids.orgId).replace('{asset}', 'customer.css');
+    // Signing out would end the session the other cases use.
+    if (template === '/signout' || template === '/settings/sessions/end-all') continue;
+    for (const { query, body } of cases) {
+      if ((method === 'GET' || method === 'HEAD') && body.payload !== undefined) continue;
+      const headers: Headers = [['cookie', session.cookie], ['x-csrf-token', session.csrf], ...(body.type === undefined ? [] : [['content-type', body.type] as [string, string]])];
+      const answer = await sendRaw(base, method, `${where}${query}`, headers, body.payload);
+      if (answer.status >= 500) failures.push(`${method} ${where}${query} [${body.label}] → ${answer.status} ${answer.body}`);
+    }
+  }
+  expect(failures).toEqual([]);
+  expect(await halfWritten()).toEqual([]);
 }, 600_000);

@@ -8,7 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { PLATFORMS, type Platform } from '../../src/domain/platforms';
 import { startHarness, type Harness } from '../helpers/harness';
 import { signFor } from '../fixtures/platforms';
-import { orderBody, SECRETS, seedWebhookOrg, webhookPath, type WebhookOrg } from '../helpers/webhooks';
+import { PLATFORM_FIXTURES } from '../fixtures/platforms';
+import { webhookSample } from '../fixtures/samples';
+import { UNSTORABLE_TEXT } from '../helpers/fuzz';
+import { orderBody, REFUND_SAMPLES, REVOCATION_HEADERS, SECRETS, seedWebhookOrg, webhookPath, withPaymentsCOrg, type WebhookOrg } from '../helpers/webhooks';
 import { prng, type Rng } from '../helpers/prng';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
@@ -49,10 +52,31 @@ function mangle(rng: Rng, body: Buffer): Buffer {
   }
   if (choice === 2) {
     const text = body.toString('utf8');
-    const values = ['null', '""', '"\\u0000"', '[]', '{}', '-1', '1e999', '"💥"', `"${'9'.repeat(300)}"`, '12345678901234567890'];
+    const values = ['null', '""', '"\\u0000"', '"a\\u0000b"', '"\\ud800"', '[]', '{}', '-1', '1e999', '"💥"', `"${'9'.repeat(300)}"`, '12345678901234567890'];
     return Buffer.from(text.replace(/: ("[^"]*"|\d+|true|false|null)/, () => `: ${rng.pick(values)}`));
   }
   return Buffer.concat([body, rng.bytes(rng.int(32))]);
+}
+
+/** The body with its `index`-th text value (JSON string, or form field) replaced by `value`; null past the last. */
+function withTextAt(body: Buffer, form: boolean, index: number, value: string): Buffer | null {
+  if (form) {
+    const fields = new URLSearchParams(body.toString('utf8'));
+    const names = [...fields.keys()];
+    if (index >= names.length) return null;
+    fields.set(names[index], value);
+    return Buffer.from(fields.toString());
+  }
+  let seen = 0;
+  let replaced = false;
+  const walk = (node: unknown): unknown => {
+    if (typeof node === 'string') return seen++ === index ? ((replaced = true), value) : node;
+    if (Array.isArray(node)) return node.map(walk);
+    if (node !== null && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]));
+    return node;
+  };
+  const edited = walk(JSON.parse(body.toString('utf8')));
+  return replaced ? Buffer.from(JSON.stringify(edited)) : null;
 }
 
 describe('webhook fuzz', () => {
@@ -99,4 +123,38 @@ describe('webhook fuzz', () => {
     // The fuzz reached every kind of answer, including accepted deliveries.
     expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining([200, 400, 401, 404]));
   });
+
+  test('NUL or a lone surrogate in any text field of any signed order or refund sample is never a 5xx', async () => {
+    const failures: string[] = [];
+    const statuses = new Map<number, number>();
+    // reseller-d-classic signs a nonce, not the body: one nonce per case, or the cases would be replays of each other.
+    let nowSeconds = Math.floor(Date.now() / 1000) - 100_000;
+    for (const platform of PLATFORMS) {
+      const refund = (REFUND_SAMPLES as Partial<Record<Platform, string>>)[platform];
+      const samples = [orderBody(platform, org.orgId), ...(refund === undefined ? [] : [webhookSample(refund)])];
+      const form = PLATFORM_FIXTURES[platform].contentType === 'application/x-www-form-urlencoded';
+      for (const [n, sampleBody] of samples.entries()) {
+        const base = platform === 'payments-c' && n > 0 ? withPaymentsCOrg(sampleBody, org.orgId) : sampleBody;
+        for (const value of [UNSTORABLE_TEXT[1], UNSTORABLE_TEXT[4]]) {
+          for (let index = 0; ; index += 1) {
+            const body = withTextAt(base, form, index, value);
+            if (body === null) break;
+            nowSeconds += 1;
+            const signed = signFor(platform, body, SECRETS[platform], platform === 'reseller-d-classic' ? nowSeconds : undefined);
+            const query = new URLSearchParams(signed.query);
+            const res = await h.app.inject({
+              method: 'POST',
+              url: `${webhookPath(platform, org.orgId)}${query.size ? `?${query}` : ''}`,
+              headers: { 'content-type': PLATFORM_FIXTURES[platform].contentType, ...(n > 0 ? REVOCATION_HEADERS[platform] : {}), ...signed.headers },
+              payload: body,
+            });
+            statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+            if (res.statusCode >= 500) failures.push(`${platform} sample ${n} text #${index} = ${JSON.stringify(value)}: ${res.statusCode} ${res.body}`);
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(statuses.get(400)).toBeGreaterThan(0);
+  }, 240_000);
 });

@@ -206,7 +206,7 @@ describe('unknown SKUs', () => {
 
   test('one statement records several requests\' deliveries, their counters of the same SKU added together', async () => {
     const entry = (orderId: string) => ({
-      id: randomUUID(), kind: 'order' as const, platform: 'storefront-a' as const, externalOrderId: orderId, test: false, workflowIds: [],
+      id: randomUUID(), kind: 'order' as const, platform: 'storefront-a' as const, externalOrderId: orderId, eventId: null, test: false, workflowIds: [],
       items: [{ id: randomUUID(), sku: 'Shared-SKU', productId: null, outcome: 'unmatched' as const, reason: 'unknown SKU', workflowId: null }],
     });
     const now = new Date();

@@ -17,7 +17,7 @@ import { Product } from './product.entity';
 @Index({ properties: ['organisation', 'source', 'paymentReference'] })
 export class Purchase {
   [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version' | 'paymentReference'
-    | 'revokedAt' | 'revokeReason' | 'downloadLimit' | 'downloadsCountedFrom';
+    | 'revokedAt' | 'revokeReason' | 'restoredAt' | 'downloadLimit' | 'downloadsCountedFrom';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -70,6 +70,10 @@ export class Purchase {
 
   @Property({ type: 'text', nullable: true })
   revokeReason: RevokeReason | null = null;
+
+  /** The last time staff restored access: refund and dispute events from before it are ignored. */
+  @Property({ type: 'timestamptz', nullable: true })
+  restoredAt: Date | null = null;
 
   /** Completed file transfers allowed (decisions §10); null = the product's limit. */
   @Property({ type: 'integer', nullable: true })

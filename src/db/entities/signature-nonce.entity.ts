@@ -1,9 +1,9 @@
-import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
 
 /**
  * A signed value of a signature that does not cover the body (reseller-d-classic's security data),
- * with the SHA-256 of the body it was accepted with: the same value with another body is a replay.
- * Written in the transaction of the delivery it came with; pruned after SIGNATURE_REPLAY_WINDOW.
+ * as its SHA-256, with the SHA-256 of the body it was accepted with: the same value with another
+ * body is a replay. Written in the transaction of the delivery it came with; kept for good.
  */
 @Entity({ tableName: 'signature_nonce' })
 export class SignatureNonce {
@@ -13,13 +13,12 @@ export class SignatureNonce {
   @PrimaryKey({ type: 'text' })
   platform!: string;
 
-  @PrimaryKey({ type: 'text' })
-  nonce!: string;
+  @PrimaryKey({ type: 'blob' })
+  nonceSha256!: Buffer;
 
-  @Property({ type: 'text' })
-  bodySha256!: string;
+  @Property({ type: 'blob' })
+  bodySha256!: Buffer;
 
-  @Index()
   @Property({ type: 'timestamptz' })
   createdAt!: Date;
 }

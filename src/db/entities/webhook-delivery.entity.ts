@@ -11,8 +11,9 @@ import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 @Index({ properties: ['organisation', 'platform', 'externalOrderId'] })
 // The outbox counts an organisation's runs in the engine from its Pending entries (claimDueDispatches).
 @Index({ name: 'webhook_delivery_pending_index', expression: 'create index "webhook_delivery_pending_index" on "webhook_delivery" ("organisation_id") where "status" = \'Pending\'' })
+@Index({ properties: ['organisation', 'platform', 'eventId'] })
 export class WebhookDelivery {
-  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind';
+  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind' | 'eventId';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -30,6 +31,10 @@ export class WebhookDelivery {
   /** The order's id; for a payments-c refund or dispute, the payment it names. */
   @Property({ type: 'text' })
   externalOrderId!: string;
+
+  /** The platform's id of a refund or dispute event, the same on its redeliveries; null when it sends none. */
+  @Property({ type: 'text', nullable: true })
+  eventId: string | null = null;
 
   @Property({ type: 'text' })
   status: DeliveryStatus = 'Pending';

@@ -9,13 +9,14 @@ import cors from '@fastify/cors';
 import type { Payload } from '@temporalio/common';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { boundedText } from '../../domain/field-limits';
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors';
 import { EncryptionCodec } from '../../temporal/encryption-codec';
 import type { AppDeps } from '../app';
 
 const WirePayload = z.object({
-  metadata: z.record(z.string().max(256), z.string().max(4096)).optional(),
-  data: z.string().max(8 * 1024 * 1024).optional(),
+  metadata: z.record(boundedText(256), boundedText(4096)).optional(),
+  data: boundedText(8 * 1024 * 1024).optional(),
 });
 const WireBody = z.object({ payloads: z.array(WirePayload).max(1000) });
 type WirePayload = z.infer<typeof WirePayload>;

@@ -10,8 +10,18 @@ test.each([
   ['a@@b.co', false],
   ['a@b@c.co', false],
   ['a b@c.co', false],
-  ['a@b.c\u0000', true],
   ['', false],
+  // Address-list and display-name syntax is not one address (security review L8).
+  ['root,bob@x.test', false],
+  ['a<b>@x.test', false],
+  ['"a b"@x.test', false],
+  ['bob@x.test,root@y.test', false],
+  ['a;b@x.test', false],
+  ['a@x_y.test', false],
+  ['a@b.c\u0000', false],
+  ['a\ud800@b.co', false],
+  ["o'brien+tag@x-y.example", true],
+  ['jürgen@bücher.example', true],
 ])('%j is an email address: %s', (value, expected) => expect(isEmailAddress(value)).toBe(expected));
 
 test(`addresses longer than ${MAX_EMAIL_LENGTH} characters (RFC 5321) are refused`, () => {

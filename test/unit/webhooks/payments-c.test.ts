@@ -196,6 +196,7 @@ describe('payments-c refunds and disputes', () => {
       event: 'refund',
       order: { paymentReference },
       scope: { kind: 'order' },
+      eventId: 'evt_3QpLiveExampleRefund0001',
     });
   });
 
@@ -204,6 +205,7 @@ describe('payments-c refunds and disputes', () => {
       event: 'refund',
       order: { paymentReference },
       scope: { kind: 'none', reason: 'partial refund, access kept' },
+      eventId: 'evt_3QpLiveExampleRefund0002',
     });
     // The amounts decide, not the charge's own `refunded` flag.
     const flagOnly = editedBody(partialRefund, (b) => (dataObject(b).refunded = true));
@@ -219,6 +221,7 @@ describe('payments-c refunds and disputes', () => {
       event: 'dispute',
       order: { paymentReference },
       scope: { kind: 'order' },
+      eventId: 'evt_1QpLiveExampleDispute01',
     });
   });
 

@@ -62,7 +62,7 @@ describe('reseller-d parse', () => {
     (second.data as Json).id = 'second-order';
     second.live = false;
     const raw = JSON.stringify({
-      events: [event, { id: 'x', type: 'subscription.activated', data: {} }, second, { type: 'return.created' }],
+      events: [event, { id: 'x', type: 'subscription.activated', data: {} }, second],
     });
     const orders = ordersOf(resellerD.parse(request(raw)));
     expect(orders.map((o) => [o.externalOrderId, o.test])).toEqual([
@@ -147,6 +147,7 @@ describe('reseller-d returns (return.created)', () => {
       event: 'refund',
       order: { externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg' },
       scope: { kind: 'lines', skus: ['ebook-pro', 'course-basic'] },
+      eventId: 'wX7mQp3RtZ9kLb2nVc5sHd',
     });
   });
 
@@ -161,6 +162,7 @@ describe('reseller-d returns (return.created)', () => {
       event: 'refund',
       order: { externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg' },
       scope: { kind: 'lines', skus: ['ebook-pro'] },
+      eventId: 'wX7mQp3RtZ9kLb2nVc5sHd',
     });
   });
 
@@ -179,9 +181,12 @@ describe('reseller-d returns (return.created)', () => {
     ]);
   });
 
-  it('records only the orders of a batch that mixes orders and returns (known limitation)', () => {
+  it('keeps both the orders and the returns of a batch that mixes them', () => {
     const raw = JSON.stringify({ events: [returnEvent(), firstEvent(fixtureJson('reseller-d.json'))] });
-    expect(ordersOf(resellerD.parse(request(raw))).map((o) => o.externalOrderId)).toEqual(['nZ3xQ7rLTy2kP9vBcW4mHg']);
+    const result = resellerD.parse(request(raw));
+    if (result.kind !== 'mixed') throw new Error(`expected mixed, got ${result.kind}`);
+    expect(result.orders.map((o) => o.externalOrderId)).toEqual(['nZ3xQ7rLTy2kP9vBcW4mHg']);
+    expect(result.revocations.map((r) => r.order)).toEqual([{ externalOrderId: 'nZ3xQ7rLTy2kP9vBcW4mHg' }]);
   });
 
   it('is signed like an order', () => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { boundedText, FIELD_LIMITS, skuAsSent } from '../../../domain/field-limits';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 import {
   assertSkuSeen, DeliveredSchema, deliverHeldSales, heldSales, HeldSalesSchema, mapUnmatchedSku,
 } from '../../../services/unmatched-replay';
@@ -8,7 +8,7 @@ import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 
 const Params = z.object({
-  sku: skuAsSent().describe('the SKU as sent, URL-encoded (matched case-insensitively after trimming)'),
+  sku: boundedText(FIELD_LIMITS.sku).describe('the SKU as sent, URL-encoded (matched case-insensitively after trimming)'),
 });
 
 /** Map-and-replay (decisions §12): the sales an unknown SKU held back, mapping it, delivering them. */

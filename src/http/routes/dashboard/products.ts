@@ -32,10 +32,10 @@ const skuList = (text: string | undefined): string[] =>
 
 const ProductForm = z.object({
   ...CSRF_BODY_FIELD,
-  name: z.string().max(500).optional(),
-  slug: z.string().max(200).optional(),
-  description: z.string().max(20_000).optional(),
-  skus: z.string().max(50_000).optional(),
+  name: boundedText(500).optional(),
+  slug: boundedText(200).optional(),
+  description: boundedText(20_000).optional(),
+  skus: boundedText(50_000).optional(),
   /** What was typed: digits, or empty for unlimited. */
   downloadLimit: DownloadLimitInput.optional(),
 });
@@ -63,7 +63,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get('/products/:productId', {
     config: pageConfig,
-    schema: { hide: true, params: Params, querystring: z.object({ done: z.string().max(20).optional() }) },
+    schema: { hide: true, params: Params, querystring: z.object({ done: boundedText(20).optional() }) },
   }, async (request, reply) => {
     const em = request.em;
     const { orgId } = principalOf(request);
@@ -107,7 +107,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/products/:productId/active-version', {
     config: formConfig,
     preValidation: formBodyOnly,
-    schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, versionId: z.string().max(100) }) },
+    schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, versionId: boundedText(FIELD_LIMITS.id) }) },
   }, async (request, reply) => {
     const product = await updateProduct(request.em, principalOf(request), request.params.productId, {
       activeVersionId: request.body.versionId,

@@ -21,7 +21,7 @@ import { unmatchedPage } from '../../views/unmatched';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage } from './replies';
-import { boundedText, FIELD_LIMITS, skuAsSent } from '../../../domain/field-limits';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
 /** Rows per list page: the newest; search narrows them down. */
 const LIST_LIMIT = 200;
@@ -64,7 +64,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     // One unknown SKU (decisions §12): the sales it held back; owners and admins map it and deliver them
     // through the API. The SKU is in the query string, so any character of it survives the trip.
     app.get('/unmatched', {
-      config: pageConfig, schema: { hide: true, querystring: z.object({ sku: skuAsSent() }) },
+      config: pageConfig, schema: { hide: true, querystring: z.object({ sku: boundedText(FIELD_LIMITS.sku) }) },
     }, async (request, reply) => {
       const em = request.em;
       const { orgId } = principalOf(request);

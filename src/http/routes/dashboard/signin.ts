@@ -34,7 +34,7 @@ const WRONG = 'Email or password is incorrect.';
 const SigninForm = z.object({
   email: boundedText(FIELD_LIMITS.email).trim().default(''),
   password: boundedText(FIELD_LIMITS.password).default(''),
-  next: z.string().max(2000).optional(),
+  next: boundedText(2000).optional(),
   ...CSRF_BODY_FIELD,
 });
 
@@ -45,7 +45,7 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
     app.get('/signin', {
       config: { errorFormat: 'page' },
-      schema: { hide: true, querystring: z.object({ next: z.string().max(2000).optional() }) },
+      schema: { hide: true, querystring: z.object({ next: boundedText(2000).optional() }) },
     }, async (request, reply) => {
       const next = safeNext(request.query.next);
       if (await app.sessions.current(request)) return reply.redirect(next, 303);

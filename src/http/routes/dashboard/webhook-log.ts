@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 import { PLATFORMS } from '../../../domain/platforms';
 import { DELIVERY_STATUSES } from '../../../domain/statuses';
 import { findCustomers } from '../../../services/customer-lookup';
@@ -35,7 +36,7 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         querystring: z.object({
           status: optionalEnum(DELIVERY_STATUSES),
           platform: optionalEnum(PLATFORMS),
-          after: z.string().max(100).optional(),
+          after: boundedText(FIELD_LIMITS.id).optional(),
         }),
       },
     }, async (request, reply) => {
