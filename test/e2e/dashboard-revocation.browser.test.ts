@@ -165,7 +165,7 @@ test('an admin revokes, restores, sets a limit, re-arms and fetches the evidence
   await expect(page.getByTestId('downloads-used').textContent()).resolves.toMatch(/^0 completed file transfers since the last re-arm/);
   await expect(page.getByTestId('links').textContent()).resolves.toContain('Re-arm by staff');
   const actions = await page.getByTestId('staff-actions').locator('tbody tr td:nth-child(2)').allTextContents();
-  expect(actions).toEqual(['Re-armed', 'Access restored', 'Access withdrawn']);
+  expect(actions).toEqual(['Re-armed', 'Download limit changed', 'Access restored', 'Access withdrawn']);
   await screenshot(page, 'purchase-rearmed');
 
   // The evidence, as JSON and as a PDF.
@@ -179,7 +179,7 @@ test('an admin revokes, restores, sets a limit, re-arms and fetches the evidence
   expect(jsonAnswer.headers()['content-type']).toMatch(/^application\/json/);
   const record = await jsonAnswer.json() as { purchase: { id: string }; staffActions: Array<{ action: string }> };
   expect(record.purchase.id).toBe(purchase.purchaseId);
-  expect(record.staffActions.map((s) => s.action)).toEqual(['revoke', 'restore', 'rearm']);
+  expect(record.staffActions.map((s) => s.action)).toEqual(['revoke', 'restore', 'download_limit', 'rearm']);
   await page.goBack();
 
   const [download] = await Promise.all([
