@@ -35,6 +35,7 @@ import { versionRoutes } from './routes/api/versions';
 import { customerRoutes } from './routes/api/customers';
 import { webhookLogRoutes } from './routes/api/webhook-log';
 import { settingsRoutes } from './routes/api/settings';
+import { outboundEventRoutes } from './routes/api/outbound-events';
 import { reportRoutes } from './routes/api/reports';
 import { customerPageRoutes } from './routes/customer';
 import { downloadCompleteRoutes } from './routes/download-complete';
@@ -110,7 +111,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const housekeeping = new Housekeeping({
     orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
-    replayWindowMs: options.config.signatureReplayWindowMs,
+    replayWindowMs: options.config.signatureReplayWindowMs, eventRetentionMs: options.config.outbound.eventRetentionMs,
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   app.addHook('onReady', async () => {
@@ -172,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookLogRoutes);
   await app.register(unmatchedSkuRoutes(deps));
   await app.register(settingsRoutes(deps));
+  await app.register(outboundEventRoutes(deps));
   await app.register(reportRoutes);
   await app.register(customerPageRoutes(deps));
   await app.register(downloadCompleteRoutes(deps));

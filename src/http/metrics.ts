@@ -8,7 +8,8 @@ import client, { type Counter, type Registry } from '@prometheus-io/client';
 import fastifyMetrics from 'fastify-metrics';
 import type { FastifyInstance } from 'fastify';
 import type { Orm } from '../db/orm';
-import { outboxBacklog, type OutboxBacklog } from '../services/workflow-outbox';
+import { outboundGauges } from '../events/outbound-events';
+import { outboxBacklog } from '../services/workflow-outbox';
 
 export interface ApiMetrics {
   /** Webhook deliveries answered, by platform and HTTP status. */
@@ -40,13 +41,17 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm): Promise<A
   });
   const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
     new client.Counter<L>({ name, help, labelNames, registers: [registry] });
-  // Both outbox gauges come from one query per scrape: the first to collect starts it, the other
-  // joins it (a scrape collects its metrics together).
-  let backlog: { at: number; reading: Promise<OutboxBacklog> } | undefined;
-  const readBacklog = () => {
-    if (!backlog || Date.now() - backlog.at > 1_000) backlog = { at: Date.now(), reading: outboxBacklog(orm.em.fork(), null) };
-    return backlog.reading;
+  // Gauges read together come from one query per scrape: the first to collect starts it, the
+  // others join it (a scrape collects its metrics together).
+  const sharedReading = <T>(read: () => Promise<T>) => {
+    let last: { at: number; reading: Promise<T> } | undefined;
+    return () => {
+      if (!last || Date.now() - last.at > 1_000) last = { at: Date.now(), reading: read() };
+      return last.reading;
+    };
   };
+  const readBacklog = sharedReading(() => outboxBacklog(orm.em.fork(), null));
+  const readOutbound = sharedReading(() => outboundGauges(orm.em.fork()));
   new client.Gauge({
     name: 'delivery_outbox_waiting_rows',
     help: 'Workflow starts recorded and not yet taken by Temporal (all API processes share the outbox)',
@@ -61,6 +66,22 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm): Promise<A
     registers: [registry],
     async collect() {
       this.set((await readBacklog()).oldestAgeSeconds);
+    },
+  });
+  new client.Gauge({
+    name: 'delivery_outbound_deliveries_waiting',
+    help: 'Outbound webhook deliveries (event, endpoint) neither delivered nor failed yet',
+    registers: [registry],
+    async collect() {
+      this.set((await readOutbound()).deliveriesWaiting);
+    },
+  });
+  new client.Gauge({
+    name: 'delivery_outbound_endpoints_disabled',
+    help: 'Integrators\' webhook endpoints disabled (by hand, a 410, or failing for OUTBOUND_DISABLE_AFTER)',
+    registers: [registry],
+    async collect() {
+      this.set((await readOutbound()).endpointsDisabled);
     },
   });
   return {

@@ -137,6 +137,15 @@ export async function purchaseBatches(em: EntityManager, orgId: string, page: Pu
   );
 }
 
+/** These purchases of the organisation, as GET /api/purchases shows them (outbound events' data). */
+export async function purchasesByIds(em: EntityManager, orgId: string, ids: string[]): Promise<PurchaseJson[]> {
+  if (ids.length === 0) return [];
+  const rows = await preparedRows<StoredPurchaseRow>(
+    em, `${SELECT} and p.id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [orgId, JSON.stringify(ids)],
+  );
+  return rows.map((row) => purchaseJson(displayed(row)));
+}
+
 /**
  * The dashboard's list: newest first, optionally matching `q`: part of the customer's email, or
  * exactly an order id, a purchase id or a customer id.

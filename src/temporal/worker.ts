@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../activities';
+import { createActivities, createOutboundActivities, type ActivityDeps } from '../../activities';
+import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
 import { encryptedPayloads } from './encryption-codec';
 import {
@@ -43,6 +44,11 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
   }
 }
 
+/** Activities run in a span that continues their workflow's trace (tracing on). */
+const TRACED_ACTIVITIES: NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']> = [
+  (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+];
+
 /**
  * Tracing on: the traced bundle (OpenTelemetry's workflow interceptors, their spans leaving the
  * sandbox through the `exporter` sink) and activities run in a span that continues their
@@ -57,18 +63,63 @@ function workflowAndTracingOptions(bundle: WorkerOptions['workflowBundle']): Pic
   return {
     ...workflows,
     interceptors: {
-      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      activity: TRACED_ACTIVITIES,
       ...(source ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
   };
 }
 
-/** The worker role: runs every workflow and activity of the service on one task queue. */
-export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+/**
+ * Activity slots of the outbound task queue: attempts that wait on slow endpoints (up to 60 per
+ * endpoint, src/events/endpoint-slots) cost a promise each, not a thread.
+ */
+const OUTBOUND_ACTIVITY_SLOTS = 400;
+
+/** The two workers of a worker process, run and stopped together. */
+export interface ServiceWorker {
+  run(): Promise<void>;
+  shutdown(): void;
+  getState(): ReturnType<Worker['getState']>;
+}
+
+function together(main: Worker, outbound: Worker): ServiceWorker {
+  return {
+    async run() {
+      // One stopping (failed or shut down) stops the other.
+      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]);
+    },
+    shutdown() {
+      stop(main);
+      stop(outbound);
+    },
+    getState: () => main.getState(),
+  };
+}
+
+function stop(worker: Worker): void {
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+}
+
+/**
+ * The worker role: every workflow and activity of the service on its task queue, and the outbound
+ * webhook attempts on a queue of their own (outboundTaskQueue), so a slow integrator's endpoint
+ * never takes the activity slots fulfilment needs.
+ */
+export async function createWorker(setup: WorkerSetup): Promise<{ worker: ServiceWorker; connection: NativeConnection }> {
   installTemporalRuntime(setup.metricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
-  const worker = await Worker.create({
+  const outbound = await Worker.create({
+    connection,
+    namespace: setup.namespace,
+    taskQueue: outboundTaskQueue(setup.taskQueue),
+    activities: createOutboundActivities({ ...setup.deps, keyRing: setup.keyRing }),
+    maxConcurrentActivityTaskExecutions: OUTBOUND_ACTIVITY_SLOTS,
+    shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
+    dataConverter: encryptedPayloads(setup.keyRing),
+    ...(activeTracing().enabled ? { interceptors: { activity: TRACED_ACTIVITIES } } : {}),
+  });
+  const main = await Worker.create({
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
@@ -78,5 +129,5 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing),
   });
-  return { worker, connection };
+  return { worker: together(main, outbound), connection };
 }
