@@ -24,7 +24,7 @@ export class Migration20261127070000_outbound_events extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table "webhook_endpoint" ("id" uuid not null, "organisation_id" uuid not null, "url" text not null, "events" jsonb not null, "description" text not null, "enabled" boolean not null, "secret" text not null, "previous_secret" text null, "previous_secret_until" timestamptz null, "failing_since" timestamptz null, "disabled_reason" text null, "created_at" timestamptz not null, constraint "webhook_endpoint_pkey" primary key ("id"));`);
     this.addSql(`create index "webhook_endpoint_organisation_id_index" on "webhook_endpoint" ("organisation_id");`);
-    this.addSql(`create table "outbound_event" ("id" text not null, "organisation_id" uuid not null, "type" text not null, "subject_id" uuid not null, "data" jsonb null, "created_at" timestamptz not null, constraint "outbound_event_pkey" primary key ("id"));`);
+    this.addSql(`create table "outbound_event" ("id" text not null, "organisation_id" uuid not null, "type" text not null, "subject_id" uuid not null, "subject_row" jsonb null, "data" jsonb null, "created_at" timestamptz not null, constraint "outbound_event_pkey" primary key ("id"));`);
     this.addSql(`create index "outbound_event_created_at_index" on "outbound_event" ("created_at");`);
     this.addSql(`create index "outbound_event_organisation_id_id_index" on "outbound_event" ("organisation_id", "id");`);
     this.addSql(`create table "outbound_delivery" ("event_id" text not null, "endpoint_id" uuid not null, "state" text not null, "attempts" int not null, "updated_at" timestamptz not null, constraint "outbound_delivery_pkey" primary key ("event_id", "endpoint_id"));`);
@@ -38,13 +38,13 @@ export class Migration20261127070000_outbound_events extends Migration {
     this.addSql(`alter table "outbound_attempt" add constraint "outbound_attempt_endpoint_id_foreign" foreign key ("endpoint_id") references "webhook_endpoint" ("id") on update cascade on delete cascade;`);
 
     // Ids sort by time: 14 hex digits of microseconds, then 12 random ones.
-    this.addSql(`create function "record_outbound_event"(org uuid, event_type text, subject uuid) returns void language plpgsql as $$
+    this.addSql(`create function "record_outbound_event"(org uuid, event_type text, subject uuid, subject_row jsonb) returns void language plpgsql as $$
       declare
         new_id text := 'evt_' || lpad(to_hex((extract(epoch from clock_timestamp()) * 1000000)::bigint), 14, '0')
           || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12);
       begin
-        insert into "outbound_event" ("id", "organisation_id", "type", "subject_id", "data", "created_at")
-        values (new_id, org, event_type, subject, null, now());
+        insert into "outbound_event" ("id", "organisation_id", "type", "subject_id", "subject_row", "data", "created_at")
+        values (new_id, org, event_type, subject, subject_row, null, now());
         with endpoints as (
           select "id" from "webhook_endpoint"
           where "organisation_id" = org and "enabled" and ("events" = '[]'::jsonb or "events" @> jsonb_build_array(event_type))),
@@ -56,10 +56,13 @@ export class Migration20261127070000_outbound_events extends Migration {
           jsonb_build_object('eventId', new_id, 'endpointId', e."id"), now(), now(), 0, null
         from endpoints e;
       end $$;`);
-    // Every table with events has its organisation and its id: the trigger names the event type.
+    // Every table with events has its organisation and its id: the trigger names the event type. A
+    // purchase changes after its events (revoked, then restored): its row as it was is kept with
+    // each, so that each event's data shows the purchase at its moment. The others do not change.
     this.addSql(`create function "outbound_event_of_row"() returns trigger language plpgsql as $$
       begin
-        perform "record_outbound_event"(new."organisation_id", tg_argv[0], new."id");
+        perform "record_outbound_event"(new."organisation_id", tg_argv[0], new."id",
+          case when tg_table_name = 'purchase' then to_jsonb(new) end);
         return null;
       end $$;`);
     for (const t of EVENT_TRIGGERS) {
@@ -71,7 +74,7 @@ export class Migration20261127070000_outbound_events extends Migration {
   override async down(): Promise<void> {
     for (const t of EVENT_TRIGGERS) this.addSql(`drop trigger if exists "${t.name}" on ${t.on.replace(/^.* on /, '')};`);
     this.addSql(`drop function if exists "outbound_event_of_row"();`);
-    this.addSql(`drop function if exists "record_outbound_event"(uuid, text, uuid);`);
+    this.addSql(`drop function if exists "record_outbound_event"(uuid, text, uuid, jsonb);`);
     this.addSql(`drop table if exists "outbound_attempt" cascade;`);
     this.addSql(`drop table if exists "outbound_delivery" cascade;`);
     this.addSql(`drop table if exists "outbound_event" cascade;`);

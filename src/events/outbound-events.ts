@@ -16,7 +16,7 @@ import {
   type AttemptOutcome, type EventType, type SentEventType,
 } from '../domain/outbound-events';
 import { isUuid } from '../domain/uuid';
-import { PurchaseJsonSchema, purchasesByIds } from '../purchases/purchase-rows';
+import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-rows';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
 import { deliveriesByIds, DeliveryJsonSchema } from '../services/webhook-log';
@@ -203,11 +203,14 @@ interface EventRow {
   organisation_id: string;
   type: EventType;
   subject_id: string;
+  subject_row: unknown;
   timestamp: string;
   data: unknown;
 }
 
-const EVENT_COLUMNS = `id, organisation_id, type, subject_id, ${isoUtc('created_at')} as timestamp, data`;
+// The recorded row is needed only until `data` is kept.
+const EVENT_COLUMNS = `id, organisation_id, type, subject_id, case when data is null then subject_row end as subject_row,
+  ${isoUtc('created_at')} as timestamp, data`;
 
 /** What a `download.completed` event says about its file transfer (no IP address, no user agent). */
 async function downloadsByIds(em: EntityManager, orgId: string, ids: string[]): Promise<Array<z.infer<typeof DownloadCompletedDataSchema> & { id: string }>> {
@@ -222,22 +225,25 @@ async function downloadsByIds(em: EntityManager, orgId: string, ids: string[]): 
 }
 
 /**
- * The events' `data`: kept ones as they are; the others rendered from their subjects as the REST
- * API shows them now, and kept (the first writer wins), so every attempt and every reader of an
- * event sees the same body. A subject gone since (deleted with its organisation's data) leaves `{id}`.
+ * The events' `data`: kept ones as they are; the others rendered as the REST API shows their
+ * subjects (a purchase as it was at the event, the others as they are: they do not change) and
+ * kept (the first writer wins), so every attempt and every reader of an event sees the same body.
+ * A subject gone since (deleted with its organisation's data) leaves `{id}`.
  */
 async function withData(em: EntityManager, orgId: string, events: EventRow[]): Promise<EventJson[]> {
   const missing = events.filter((e) => e.data === null);
   if (missing.length > 0) {
-    const idsOf = (test: (t: EventType) => boolean) => missing.filter((e) => test(e.type)).map((e) => e.subject_id);
     const rendered = new Map<string, unknown>();
-    for (const p of await purchasesByIds(em, orgId, idsOf((t) => t.startsWith('purchase.') || t === 'receipt.failed'))) rendered.set(p.id, p);
-    for (const { id, ...d } of await downloadsByIds(em, orgId, idsOf((t) => t === 'download.completed'))) rendered.set(id, d);
-    for (const d of await deliveriesByIds(em, orgId, idsOf((t) => t === 'delivery.failed'))) rendered.set(d.id, d);
+    const purchases = missing.filter((e) => e.subject_row !== null && e.subject_row !== undefined);
+    (await purchasesAsRecorded(em, orgId, purchases.map((e) => e.subject_row))).forEach((p, i) => rendered.set(purchases[i].id, p));
+    const bySubject = new Map<string, unknown>();
+    const idsOf = (type: EventType) => missing.filter((e) => e.type === type).map((e) => e.subject_id);
+    for (const { id, ...d } of await downloadsByIds(em, orgId, idsOf('download.completed'))) bySubject.set(id, d);
+    for (const d of await deliveriesByIds(em, orgId, idsOf('delivery.failed'))) bySubject.set(d.id, d);
     const kept = await em.execute<Array<{ id: string; data: unknown }>>(
       `update outbound_event e set data = coalesce(e.data, r.data)
        from jsonb_to_recordset(?::jsonb) as r(id text, data jsonb) where e.id = r.id returning e.id, e.data`,
-      [JSON.stringify(missing.map((e) => ({ id: e.id, data: rendered.get(e.subject_id) ?? { id: e.subject_id } })))],
+      [JSON.stringify(missing.map((e) => ({ id: e.id, data: rendered.get(e.id) ?? bySubject.get(e.subject_id) ?? { id: e.subject_id } })))],
     );
     const byId = new Map(kept.map((k) => [k.id, k.data]));
     for (const e of missing) e.data = byId.get(e.id) ?? null;
@@ -451,7 +457,7 @@ export async function sendTestPing(
 /** The owners' and admins' addresses, for the email that an endpoint was disabled. */
 export async function staffEmails(em: EntityManager, orgId: string): Promise<{ orgName: string; emails: string[] }> {
   const rows = await em.execute<Array<{ org_name: string; email: string | null }>>(
-    `select o.name as org_name, u.email from organisation o left join "user" u on u.organisation_id = o.id and u.role in ('owner', 'admin')
+    `select o.name as org_name, u.email from organisation o left join app_user u on u.organisation_id = o.id and u.role in ('owner', 'admin')
      where o.id = ? order by u.email`,
     [orgId],
   );

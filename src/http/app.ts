@@ -35,7 +35,7 @@ import { versionRoutes } from './routes/api/versions';
 import { customerRoutes } from './routes/api/customers';
 import { webhookLogRoutes } from './routes/api/webhook-log';
 import { settingsRoutes } from './routes/api/settings';
-import { outboundEventRoutes } from './routes/api/outbound-events';
+import { openApiWebhooks, outboundEventRoutes } from './routes/api/outbound-events';
 import { reportRoutes } from './routes/api/reports';
 import { customerPageRoutes } from './routes/customer';
 import { downloadCompleteRoutes } from './routes/download-complete';
@@ -139,7 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: { title: 'Digital product delivery service', version: '1.0.0' },
       components: {
         securitySchemes: {
@@ -148,6 +148,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         },
       },
       security: [{ bearer: [] }, { apiKey: [] }],
+      // The requests the service sends to integrators' endpoints (decisions §13).
+      webhooks: openApiWebhooks(),
     },
     transform: jsonSchemaTransform,
   });

@@ -5,8 +5,8 @@ import { Organisation } from './organisation.entity';
 /**
  * One outbound event (decisions §13), written by the triggers of the outbound-events migration in
  * the transaction of the change it describes; read by src/events/outbound-events.ts. Its `data`
- * is rendered from `subjectId` the first time it is sent or listed, then kept, so every attempt
- * and every reader sees the same body.
+ * is rendered from `subjectRow` (purchases) or `subjectId` the first time it is sent or listed,
+ * then kept, so every attempt and every reader sees the same body.
  */
 @Entity({ tableName: 'outbound_event' })
 @Index({ properties: ['organisation', 'id'] })
@@ -24,6 +24,10 @@ export class OutboundEvent {
   /** The purchase, activity log entry or delivery log entry it is about. */
   @Property({ type: 'uuid' })
   subjectId!: string;
+
+  /** A purchase's row as it was at the event (purchases change after their events); null for other subjects. */
+  @Property({ type: 'json', nullable: true })
+  subjectRow!: unknown;
 
   @Property({ type: 'json', nullable: true })
   data!: unknown;

@@ -1,15 +1,52 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { OpenAPIV3_1 } from 'openapi-types';
 import { z } from 'zod';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
-import { EVENT_TYPES, MAX_ENDPOINTS } from '../../../domain/outbound-events';
+import { EVENT_TYPES, MAX_ENDPOINTS, type SentEventType } from '../../../domain/outbound-events';
 import {
-  AttemptJsonSchema, createEndpoint, deleteEndpoint, EndpointInputSchema, EndpointJsonSchema, EndpointPatchSchema,
+  AttemptJsonSchema, createEndpoint, EVENT_DATA_SCHEMAS, deleteEndpoint, EndpointInputSchema, EndpointJsonSchema, EndpointPatchSchema,
   EventDetailJsonSchema, EventJsonSchema, getEndpoint, getEvent, listAttempts, listEndpoints, listEvents,
   NewEndpointJsonSchema, redeliverEvent, rotateSecret, sendTestPing, TestResultJsonSchema, updateEndpoint,
 } from '../../../events/outbound-events';
 import type { AppDeps } from '../../app';
 import { principalOf } from '../../plugins/principal';
 import { pageQuery } from './paging';
+
+const WEBHOOK_HEADERS = [
+  { name: 'webhook-id', description: 'the event id (`evt_…`): the same on every attempt; de-duplicate by it' },
+  { name: 'webhook-timestamp', description: 'Unix seconds of this attempt' },
+  { name: 'webhook-signature', description: '`v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the secret\'s decoded bytes>`; '
+    + 'two, space-separated, for 24 h after a rotation' },
+];
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one request per event type, with its body's schema. Verify
+ * with any Standard Webhooks 1.0 library and the endpoint's secret.
+ */
+export function openApiWebhooks(): Record<string, OpenAPIV3_1.PathItemObject> {
+  const entries = (Object.keys(EVENT_DATA_SCHEMAS) as SentEventType[]).map((type) => [type, {
+    post: {
+      summary: `${type}: sent to every enabled endpoint subscribed to it${type === 'ping' ? ' (pings: by "send test" only)' : ''}`,
+      parameters: WEBHOOK_HEADERS.map((h) => ({ ...h, in: 'header', required: true, schema: { type: 'string' as const } })),
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: z.toJSONSchema(z.object({
+              id: z.string(), type: z.literal(type), timestamp: z.string().describe('RFC 3339'), data: EVENT_DATA_SCHEMAS[type],
+            }), { unrepresentable: 'any' }) as OpenAPIV3_1.SchemaObject,
+          },
+        },
+      },
+      responses: {
+        '2XX': { description: 'delivered' },
+        410: { description: 'the endpoint is disabled at once' },
+        default: { description: 'retried after OUTBOUND_RETRY_SCHEDULE; 15 s per attempt; redirects are not followed' },
+      },
+    },
+  }]);
+  return Object.fromEntries(entries);
+}
 
 const idParams = z.object({ id: boundedText(FIELD_LIMITS.id) });
 const errorSchema = z.object({ error: z.string() });
