@@ -172,8 +172,10 @@ describe('delivery', () => {
     }, 60_000, 'the endpoint disabled');
     expect(disabled.disabledReason).toMatch(/410/);
     await h.mailbox.waitFor((m) => m.subject.includes('Webhook endpoint disabled') && m.text.includes(r.url), 30_000);
-    // A disabled endpoint receives nothing.
+    // A disabled endpoint receives nothing: the next event has no delivery for it.
     await purchaseViaApi();
+    const events = (await api('GET', '/api/events?type=purchase.created&limit=1000')).json() as Array<{ id: string }>;
+    expect((await api('GET', `/api/events/${events[events.length - 1].id}`)).json().deliveries).toEqual([]);
     expect(r.received).toHaveLength(1);
   }, 120_000);
 
