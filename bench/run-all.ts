@@ -10,6 +10,7 @@ const BENCHMARKS = [
   'webhooks/ack-bench.js',
   'webhooks/end-to-end-bench.js',
   'webhooks/outage-bench.js',
+  'webhooks/outbound-events-bench.js',
   'downloads/download-bench.js',
 ];
 

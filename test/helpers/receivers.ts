@@ -7,10 +7,12 @@ export interface Received {
   /** webhook-id */
   id: string;
   type: string;
+  /** When it arrived (ms since 1970). */
+  at: number;
 }
 
-/** How a receiver answers its n-th request (1-based): a status and body, or 'hang' (never answers). */
-export type Answer = (n: number, request: Received) => { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+/** How a receiver answers its n-th request (1-based): a status and body (after `delayMs`), or 'hang' (never answers). */
+export type Answer = (n: number, request: Received) => { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 /** A real HTTP server on 127.0.0.1 that keeps every request it gets. */
 export interface Receiver {
@@ -35,15 +37,17 @@ export async function startReceiver(answer: Answer = () => ({ status: 200, body:
       } catch {
         // kept as received
       }
-      const request = { headers: req.headers, body, id: String(req.headers['webhook-id'] ?? ''), type };
+      const request = { headers: req.headers, body, id: String(req.headers['webhook-id'] ?? ''), type, at: Date.now() };
       received.push(request);
       const reply = answer(received.length, request);
       if (reply === 'hang') {
         hanging.add(res);
         return;
       }
-      res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
-      res.end(reply.body ?? '');
+      setTimeout(() => {
+        res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
+        res.end(reply.body ?? '');
+      }, reply.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
