@@ -121,8 +121,8 @@ function pingEventId(): string {
 
 const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason as "disabledReason", ${isoUtc('created_at')} as "createdAt"`;
 
-/** The endpoint's id as given in a path: another organisation's, or no id at all, is 404. */
-async function endpointOf(em: EntityManager, orgId: string, endpointId: string): Promise<EndpointJson> {
+/** One endpoint of the organisation: another organisation's id, or no id at all, is 404. */
+export async function getEndpoint(em: EntityManager, orgId: string, endpointId: string): Promise<EndpointJson> {
   const [row] = isUuid(endpointId)
     ? await em.execute<EndpointJson[]>(`select ${ENDPOINT_COLUMNS} from webhook_endpoint where id = ? and organisation_id = ?`, [endpointId, orgId])
     : [];
@@ -134,7 +134,6 @@ export async function listEndpoints(em: EntityManager, orgId: string): Promise<E
   return em.execute<EndpointJson[]>(`select ${ENDPOINT_COLUMNS} from webhook_endpoint where organisation_id = ? order by created_at, id`, [orgId]);
 }
 
-export const getEndpoint = endpointOf;
 
 /** Adds an endpoint (at most MAX_ENDPOINTS per organisation, counted under a lock of the organisation's endpoints). */
 export async function createEndpoint(
@@ -158,7 +157,7 @@ export async function createEndpoint(
 
 /** Changes what is given; enabling clears the reason it was disabled and its failing streak. */
 export async function updateEndpoint(em: EntityManager, orgId: string, endpointId: string, patch: EndpointPatch, allowPrivate: boolean): Promise<EndpointJson> {
-  await endpointOf(em, orgId, endpointId);
+  await getEndpoint(em, orgId, endpointId);
   const url = patch.url === undefined ? null : await checkEndpointUrl(patch.url, allowPrivate);
   const [row] = await em.execute<EndpointJson[]>(
     `update webhook_endpoint set url = coalesce(?, url), events = coalesce(?::jsonb, events), description = coalesce(?, description),
@@ -184,7 +183,7 @@ export async function deleteEndpoint(em: EntityManager, orgId: string, endpointI
 
 /** A new secret; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
 export async function rotateSecret(em: EntityManager, keyRing: KeyRing, orgId: string, endpointId: string): Promise<{ secret: string }> {
-  await endpointOf(em, orgId, endpointId);
+  await getEndpoint(em, orgId, endpointId);
   const secret = newSecret();
   await em.execute(
     `update webhook_endpoint set previous_secret = secret, previous_secret_until = now() + ? * interval '1 millisecond', secret = ?
@@ -300,7 +299,7 @@ export async function getEvent(em: EntityManager, orgId: string, eventId: string
 export async function redeliverEvent(em: EntityManager, orgId: string, eventId: string, endpointId: string | undefined): Promise<void> {
   const event = await eventOf(em, orgId, eventId);
   if (endpointId !== undefined) {
-    const endpoint = await endpointOf(em, orgId, endpointId);
+    const endpoint = await getEndpoint(em, orgId, endpointId);
     if (!endpoint.enabled) throw new ConflictError('this endpoint is disabled: enable it first');
   }
   await em.transactional(async (tx) => {
@@ -324,7 +323,7 @@ export async function redeliverEvent(em: EntityManager, orgId: string, eventId: 
 
 /** The endpoint's attempts, newest first; `after` is the id of the last attempt of the previous page. */
 export async function listAttempts(em: EntityManager, orgId: string, endpointId: string, page: { after?: string; limit: number }): Promise<AttemptJson[]> {
-  await endpointOf(em, orgId, endpointId);
+  await getEndpoint(em, orgId, endpointId);
   if (page.after !== undefined && !isUuid(page.after)) throw new NotFoundError('after: no attempt with that id');
   return em.execute<AttemptJson[]>(
     `select id, event_id as "eventId", type, attempt, ${isoUtc('at')} as at, status, error, duration_ms as "durationMs",
@@ -445,7 +444,7 @@ export async function attemptDelivery(
 export async function sendTestPing(
   em: EntityManager, keyRing: KeyRing, orgId: string, endpointId: string, allowPrivate: boolean,
 ): Promise<{ status: number | null; durationMs: number; error: string | null }> {
-  await endpointOf(em, orgId, endpointId);
+  await getEndpoint(em, orgId, endpointId);
   const [endpoint] = await em.execute<EndpointSecrets[]>(`select ${ENDPOINT_SECRETS} from webhook_endpoint where id = ?`, [endpointId]);
   const id = pingEventId();
   const body = eventBody({ id, type: 'ping', timestamp: new Date().toISOString(), data: { endpointId } });

@@ -67,7 +67,11 @@ export async function sendWebhook(request: OutboundRequest): Promise<AttemptResu
   const elapsed = () => Math.round(performance.now() - started);
   const url = new URL(request.url);
   try {
-    if (!request.allowPrivate) checkLiteralHost(url);
+    if (!request.allowPrivate) {
+      // Saved while OUTBOUND_WEBHOOKS_ALLOW_PRIVATE was on: refused now that it is off.
+      if (url.protocol !== 'https:') throw new AddressRefusedError(`${url.protocol.replace(/:$/, '')} is not https`);
+      checkLiteralHost(url);
+    }
     const at = new Date();
     const client = url.protocol === 'https:' ? https : http;
     const { status, excerpt } = await new Promise<{ status: number; excerpt: string }>((resolve, reject) => {

@@ -285,10 +285,13 @@ describe('addresses', () => {
   test('at connection time, a name that resolves inward is refused for that attempt (nothing is sent)', async () => {
     const r = await receiver();
     const port = new URL(r.url).port;
-    const result = await sendWebhook({ url: `http://localhost:${port}/hook`, webhookId: 'evt_x', body: '{}', secrets: ['whsec_' + Buffer.alloc(32).toString('base64')], allowPrivate: false });
-    expect(result).toEqual(expect.objectContaining({ status: null, error: expect.stringMatching(/^refused: localhost resolves to .*loopback/) }));
-    const literal = await sendWebhook({ url: r.url, webhookId: 'evt_x', body: '{}', secrets: ['whsec_' + Buffer.alloc(32).toString('base64')], allowPrivate: false });
-    expect(literal.error).toMatch(/^refused: 127\.0\.0\.1 is a loopback address/);
+    const attempt = (url: string) => sendWebhook({ url, webhookId: 'evt_x', body: '{}', secrets: [`whsec_${Buffer.alloc(32).toString('base64')}`], allowPrivate: false });
+    expect(await attempt(`https://localhost:${port}/hook`)).toEqual(expect.objectContaining({
+      status: null, error: expect.stringMatching(/^refused: localhost resolves to .*loopback/),
+    }));
+    expect((await attempt(`https://127.0.0.1:${port}/hook`)).error).toMatch(/^refused: 127\.0\.0\.1 is a loopback address/);
+    // Saved while the setting was on, sent after it was turned off.
+    expect((await attempt(r.url)).error).toBe('refused: http is not https');
     expect(r.received).toHaveLength(0);
   });
 });
