@@ -220,6 +220,15 @@ describe('delivery', () => {
   });
 });
 
+test('/metrics has the deliveries waiting and the endpoints disabled', async () => {
+  const r = await receiver();
+  const endpoint = await addEndpoint(r.url);
+  await api('PATCH', `/api/webhook-endpoints/${endpoint.id}`, { enabled: false });
+  const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+  expect(text).toMatch(/^delivery_outbound_deliveries_waiting \d+$/m);
+  expect(Number(/^delivery_outbound_endpoints_disabled (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+});
+
 describe('secrets', () => {
   test('the secret is shown once; send test pings and logs the attempt', async () => {
     const r = await receiver(() => ({ status: 204 }));
