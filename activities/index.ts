@@ -1,7 +1,9 @@
+import type { KeyRing } from '../src/security/key-ring';
 import type { ActivityDeps } from './deps';
 import { deliveryActivities } from './deliveries';
 import { emailActivities } from './emails';
 import { freshLinkActivities } from './fresh-links';
+import { outboundEventActivities } from './outbound-events';
 import { purchaseActivities } from './purchases';
 import { revocationActivities } from './revocations';
 import { versionNotificationActivities } from './version-notifications';
@@ -20,4 +22,9 @@ export function createActivities(deps: ActivityDeps) {
   };
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+/** The activity of the outbound task queue (src/domain/outbound-events' outboundTaskQueue): it signs, so it has the key ring. */
+export function createOutboundActivities(deps: ActivityDeps & { keyRing: KeyRing }) {
+  return outboundEventActivities(deps);
+}
+
+export type Activities = ReturnType<typeof createActivities> & ReturnType<typeof createOutboundActivities>;

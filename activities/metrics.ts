@@ -24,3 +24,9 @@ export function recordReceiptSend(seconds: number, failed: boolean): void {
 export function countAlertSent(): void {
   meter().createCounter('delivery_alerts_sent_total', 'emails', 'Order alerts to owners and admins handed to SMTP').add(1);
 }
+
+/** One outbound webhook attempt: its outcome (delivered, failed, gone) and how long the endpoint took. */
+export function recordOutboundAttempt(outcome: string, seconds: number): void {
+  meter().createCounter('delivery_outbound_attempts_total', 'attempts', 'Outbound webhook attempts, by outcome').add(1, { outcome });
+  meter().createHistogram('delivery_outbound_attempt_seconds', 'float', 's', 'Time from sending an outbound webhook to its answer').record(seconds);
+}

@@ -11,6 +11,7 @@ const BENCHMARKS = [
   'webhooks/end-to-end-bench.js',
   'webhooks/outage-bench.js',
   'webhooks/tenant-fairness-bench.js',
+  'webhooks/outbound-events-bench.js',
   'downloads/download-bench.js',
 ];
 

@@ -20,12 +20,23 @@ function trustProxyOf(value: string | undefined): false | string[] {
   return proxies;
 }
 
-/** `<n>s`, `<n>m` or `<n>h` → milliseconds (decisions §1). */
+/** `<n>s`, `<n>m`, `<n>h` or `<n>d` → milliseconds (decisions §1; days for the retention of events). */
 export function parseDuration(text: string): number {
-  const match = /^(\d+)([smh])$/.exec(text.trim());
-  if (!match) throw new Error(`"${text}" is not a duration like 30s, 15m or 1h`);
-  const unit = { s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+  const match = /^(\d+)([smhd])$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration like 30s, 15m, 1h or 5d`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
   return Number(match[1]) * unit;
+}
+
+/** OUTBOUND_RETRY_SCHEDULE: the waits before each retry of an outbound webhook, `5s,5m,30m`. */
+function retryScheduleOf(text: string): number[] {
+  try {
+    const waits = text.split(',').map((part) => parseDuration(part));
+    if (waits.length === 0 || waits.length > 20) throw new Error('give between 1 and 20 waits');
+    return waits;
+  } catch (err) {
+    throw new Error(`Invalid configuration: OUTBOUND_RETRY_SCHEDULE: ${(err as Error).message}`);
+  }
 }
 
 const optionalText = z
@@ -80,6 +91,10 @@ const EnvSchema = z.object({
   CLUSTER_HISTORY_SHARDS: z.coerce.number().int().min(1).max(4096).default(4),
   TRUST_PROXY: optionalText,
   HOUSEKEEPING_INTERVAL: z.string().default('10m'),
+  EVENT_RETENTION: z.string().default('30d'),
+  OUTBOUND_RETRY_SCHEDULE: z.string().default('5s,5m,30m,2h,5h,10h,10h'),
+  OUTBOUND_DISABLE_AFTER: z.string().default('5d'),
+  OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('delivery-service'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -179,6 +194,14 @@ export interface Config {
   /** How often an API process deletes expired rows (rate-limit counters, download coverage, sessions). */
   housekeepingIntervalMs: number;
   /**
+   * Webhooks to integrators (decisions §13): events are kept `eventRetentionMs` (EVENT_RETENTION,
+   * 30 days); a failed request is retried after each wait of `retryScheduleMs`
+   * (OUTBOUND_RETRY_SCHEDULE); an endpoint failing for `disableAfterMs` (OUTBOUND_DISABLE_AFTER, 5
+   * days) is disabled; `allowPrivate` (OUTBOUND_WEBHOOKS_ALLOW_PRIVATE, development and tests) lets
+   * `http://` and non-public addresses through.
+   */
+  outbound: { eventRetentionMs: number; retryScheduleMs: number[]; disableAfterMs: number; allowPrivate: boolean };
+  /**
    * OpenTelemetry traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector
    * (spans go to `<endpoint>/v1/traces`), under OTEL_SERVICE_NAME.
    */
@@ -200,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -253,8 +276,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     cluster: { apiProcesses: e.CLUSTER_API_PROCESSES, workerProcesses: e.CLUSTER_WORKER_PROCESSES, historyShards: e.CLUSTER_HISTORY_SHARDS },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
     housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
+    outbound: {
+      eventRetentionMs: duration('EVENT_RETENTION'),
+      retryScheduleMs: retryScheduleOf(e.OUTBOUND_RETRY_SCHEDULE),
+      disableAfterMs: duration('OUTBOUND_DISABLE_AFTER'),
+      allowPrivate: e.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE === 'true',
+    },
     tracing: { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT && stripTrailingSlash(e.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: e.OTEL_SERVICE_NAME },
     logLevel: e.LOG_LEVEL,
   };
-  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster), tracing: Object.freeze(config.tracing) });
+  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster), tracing: Object.freeze(config.tracing), outbound: Object.freeze(config.outbound) });
 }

@@ -4,3 +4,4 @@ export { orderAlert } from './order-alert';
 export { freshLinks } from './fresh-links';
 export { purchaseRevocation } from './purchase-revocation';
 export { versionNotification } from './version-notification';
+export { deliverOutboundEvent } from './outbound-delivery';

@@ -40,3 +40,16 @@ export const UPDATE_NOTICES = {
   heartbeatTimeout: '15 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 } as const satisfies ActivityOptions;
+
+/**
+ * One outbound webhook attempt (decisions §13): 15 s for the request itself, plus a wait for one
+ * of the endpoint's slots of this worker (at most 30 s, then the attempt answers `busy`). It
+ * heartbeats every 2 s, so an attempt on a worker that died is taken up elsewhere within seconds.
+ * Temporal retries only what broke before the answer was recorded (PostgreSQL away, a worker
+ * gone); an endpoint's failures are answers, and the run's own schedule retries them.
+ */
+export const OUTBOUND_ATTEMPT = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+} as const satisfies ActivityOptions;

@@ -4,6 +4,7 @@
  */
 import type { FulfilmentRequest, OrderAlertRequest } from './fulfilment';
 import type { FreshLinksAsk } from './fresh-links';
+import type { OutboundDeliveryTarget } from './outbound-events';
 import type { RevocationRequest } from './revocation';
 import type { VersionNotificationInput } from './version-notification';
 
@@ -22,7 +23,11 @@ export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksAsk }
 export type RevokeDispatch = { kind: 'revoke'; payload: RevocationRequest };
 export type NotifyBuyersDispatch = { kind: 'notify-buyers'; payload: VersionNotificationInput };
 
-export type DispatchRequest = FulfilLineDispatch | FulfilSaleDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch;
+/** One event to one endpoint (decisions §13): written with the event by the outbound-events triggers, or by a redelivery. */
+export type DeliverEventDispatch = { kind: 'deliver-event'; payload: OutboundDeliveryTarget };
+
+export type DispatchRequest = FulfilLineDispatch | FulfilSaleDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch
+  | DeliverEventDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */

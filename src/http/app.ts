@@ -37,6 +37,7 @@ import { versionRoutes } from './routes/api/versions';
 import { customerRoutes } from './routes/api/customers';
 import { webhookLogRoutes } from './routes/api/webhook-log';
 import { settingsRoutes } from './routes/api/settings';
+import { openApiWebhooks, outboundEventRoutes } from './routes/api/outbound-events';
 import { reportRoutes } from './routes/api/reports';
 import { customerPageRoutes } from './routes/customer';
 import { downloadCompleteRoutes } from './routes/download-complete';
@@ -116,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const housekeeping = new Housekeeping({
     orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
+    eventRetentionMs: options.config.outbound.eventRetentionMs,
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   app.addHook('onReady', async () => {
@@ -143,7 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: { title: 'Digital product delivery service', version: '1.0.0' },
       components: {
         securitySchemes: {
@@ -152,6 +154,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         },
       },
       security: [{ bearer: [] }, { apiKey: [] }],
+      // The requests the service sends to integrators' endpoints (decisions §13).
+      webhooks: openApiWebhooks(),
     },
     transform: jsonSchemaTransform,
   });
@@ -177,6 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookLogRoutes);
   await app.register(unmatchedSkuRoutes(deps));
   await app.register(settingsRoutes(deps));
+  await app.register(outboundEventRoutes(deps));
   await app.register(reportRoutes);
   await app.register(customerPageRoutes(deps));
   await app.register(downloadCompleteRoutes(deps));

@@ -8,6 +8,7 @@ import client, { type Counter, type Registry } from '@prometheus-io/client';
 import fastifyMetrics from 'fastify-metrics';
 import type { FastifyInstance } from 'fastify';
 import type { Orm } from '../db/orm';
+import { outboundGauges } from '../events/outbound-events';
 import { outboxBacklog, type OutboxBacklog } from '../services/workflow-outbox';
 
 export interface ApiMetrics {
@@ -49,12 +50,19 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm, clock: () 
   });
   const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
     new client.Counter<L>({ name, help, labelNames, registers: [registry] });
-  let backlog: { at: number; reading: Promise<OutboxBacklog> } | undefined;
-  const readBacklog = () => {
-    const now = clock().getTime();
-    if (!backlog || now - backlog.at >= BACKLOG_MAX_AGE_MS) backlog = { at: now, reading: outboxBacklog(orm.em.fork(), null) };
-    return backlog.reading;
+  // Gauges read together share one query: /metrics and /readyz (reachable by anyone who reaches the
+  // process) read the outbox at most once per BACKLOG_MAX_AGE_MS (security review L4), and a
+  // scrape's gauges join the reading in progress.
+  const sharedReading = <T>(read: () => Promise<T>) => {
+    let last: { at: number; reading: Promise<T> } | undefined;
+    return () => {
+      const now = clock().getTime();
+      if (!last || now - last.at >= BACKLOG_MAX_AGE_MS) last = { at: now, reading: read() };
+      return last.reading;
+    };
   };
+  const readBacklog = sharedReading(() => outboxBacklog(orm.em.fork(), null));
+  const readOutbound = sharedReading(() => outboundGauges(orm.em.fork()));
   new client.Gauge({
     name: 'delivery_outbox_waiting_rows',
     help: 'Workflow starts recorded and not yet taken by Temporal (all API processes share the outbox)',
@@ -77,6 +85,22 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm, clock: () 
     registers: [registry],
     async collect() {
       this.set((await readBacklog()).deadLetters);
+    },
+  });
+  new client.Gauge({
+    name: 'delivery_outbound_deliveries_waiting',
+    help: 'Outbound webhook deliveries (event, endpoint) neither delivered nor failed yet',
+    registers: [registry],
+    async collect() {
+      this.set((await readOutbound()).deliveriesWaiting);
+    },
+  });
+  new client.Gauge({
+    name: 'delivery_outbound_endpoints_disabled',
+    help: 'Integrators\' webhook endpoints disabled (by hand, a 410, or failing for OUTBOUND_DISABLE_AFTER)',
+    registers: [registry],
+    async collect() {
+      this.set((await readOutbound()).endpointsDisabled);
     },
   });
   return {

@@ -183,3 +183,21 @@ ${linkBlock(input)}
     },
   };
 }
+
+/** To owners and admins when outbound deliveries disabled a webhook endpoint (410, or failing for OUTBOUND_DISABLE_AFTER). */
+export function endpointDisabledMail(input: { orgName: string; url: string; reason: string; settingsUrl: string }): RenderedMail {
+  const subject = `Webhook endpoint disabled: ${input.url}`;
+  const advice = 'Events are no longer sent to it; re-enabling it does not replay what it missed (GET /api/events catches up).';
+  const text = [
+    `${input.orgName}:`,
+    '',
+    `The webhook endpoint ${input.url} was disabled: ${input.reason}.`,
+    advice,
+    '',
+    `Settings › Webhooks: ${input.settingsUrl}`,
+  ].join('\n');
+  return { subject, text, html: emailDocument(subject, html`<p style="margin-top:0;${MUTED_STYLE}">${input.orgName}</p>
+<p>The webhook endpoint <code>${input.url}</code> was disabled: ${input.reason}.</p>
+<p>${advice}</p>
+${button(input.settingsUrl, 'Open Settings › Webhooks')}`) };
+}

@@ -100,14 +100,17 @@ function displayed(row: StoredPurchaseRow): PurchaseRow {
 // One select for every list. Newest first; (created_at, id) is the keyset, and a cursor is a
 // purchase id whose position is looked up by primary key, so no timestamp ever makes a round trip
 // through JavaScript.
-const SELECT = `select p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as "productId", pr.name as "productName",
+const COLUMNS = `p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as "productId", pr.name as "productName",
     p.version_id as "versionId", c.id as "customerId", c.name as "customerName", c.email as "customerEmail",
     p.amount::text as amount, p.currency, p.payment_method as "paymentMethod", p.source,
     p.external_order_id as "externalOrderId", p.test, p.receipt_status as "receiptStatus",
     ${isoUtc('p.receipt_sent_at')} as "receiptSentAt", ${isoUtc('p.revoked_at')} as "revokedAt",
-    p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit"
-  from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
+    p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit"`;
+/** The purchases of `source` (the table, or rows given as JSON) with their customer and product. */
+const selectFrom = (source: string, extra = '') => `select ${COLUMNS}${extra}
+  from ${source} join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
   where p.organisation_id = ?`;
+const SELECT = selectFrom('purchase p');
 const AFTER = ` and (p.created_at, p.id) < (select a.created_at, a.id from purchase a where a.id = ?)`;
 const ORDER = ` order by p.created_at desc, p.id desc limit ?`;
 
@@ -136,6 +139,23 @@ export async function purchaseBatches(em: EntityManager, orgId: string, page: Pu
     )).map(displayed),
     { after: page.after, limit: page.limit },
   );
+}
+
+/**
+ * Purchases as they were at a moment (rows of the purchase table as `to_jsonb` wrote them then),
+ * shown as GET /api/purchases shows a purchase: outbound events' data. Answers by position; a
+ * purchase whose customer or product is gone since has none.
+ */
+export async function purchasesAsRecorded(em: EntityManager, orgId: string, recorded: unknown[]): Promise<Array<PurchaseJson | undefined>> {
+  const shown: Array<PurchaseJson | undefined> = recorded.map(() => undefined);
+  if (recorded.length === 0) return shown;
+  const rows = await preparedRows<StoredPurchaseRow & { n: number }>(
+    em,
+    `${selectFrom('jsonb_populate_recordset(null::purchase, ?::jsonb) with ordinality p', ', p.ordinality::int as n')} order by p.ordinality`,
+    [JSON.stringify(recorded), orgId],
+  );
+  for (const { n, ...row } of rows) shown[n - 1] = purchaseJson(displayed(row));
+  return shown;
 }
 
 /**

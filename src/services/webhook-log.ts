@@ -91,6 +91,14 @@ export async function listDeliveries(em: EntityManager, orgId: string, query: De
   return preparedRows<DeliveryJson>(em, pageSql(where.join(' and ')), [...params, query.limit]);
 }
 
+/** These entries of the organisation's log, as GET /api/webhook-deliveries shows them (outbound events' data). */
+export async function deliveriesByIds(em: EntityManager, orgId: string, ids: string[]): Promise<DeliveryJson[]> {
+  if (ids.length === 0) return [];
+  return preparedRows<DeliveryJson>(
+    em, pageSql('organisation_id = ? and id in (select jsonb_array_elements_text(?::jsonb)::uuid)'), [orgId, JSON.stringify(ids), ids.length],
+  );
+}
+
 /** Unmatched SKUs of the organisation, most recently seen first; `total` is the sum of the counts. */
 export async function unmatchedSkus(em: EntityManager, orgId: string): Promise<UnmatchedSkusJson> {
   const skus = await em.execute<UnmatchedSkusJson['skus']>(

@@ -8,7 +8,7 @@ import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import type { DispatchKind, NewDispatch } from '../domain/dispatch';
 import { attachDeliveryItem } from '../../workflows/messages';
-import type { freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
+import type { deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
@@ -70,6 +70,8 @@ const PRIORITY_KEY: Record<DispatchKind, number> = {
   'order-alert': 3,
   revoke: 3,
   'notify-buyers': 4,
+  // An integrator's event waits behind buyers' sales, never in front of them.
+  'deliver-event': 4,
 };
 
 /**
@@ -82,8 +84,8 @@ export function runPriority(kind: DispatchKind, orgId: string | null): Priority 
   return { priorityKey: PRIORITY_KEY[kind], fairnessKey: orgId ?? 'no-organisation' };
 }
 
-/** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW). */
-export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'>;
+/** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW, OUTBOUND_RETRY_SCHEDULE). */
+export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs' | 'outbound'>;
 
 /**
  * A client whose connection is made on first use: an API process starts, and accepts deliveries
@@ -107,6 +109,7 @@ export function connectTemporal(address: string, namespace: string, keyRing: Key
 export class FulfilmentClient {
   private readonly taskQueue: string;
   private readonly emailRetryWindowMs: number;
+  private readonly retryScheduleMs: number[];
 
   constructor(
     private readonly client: Client,
@@ -114,6 +117,7 @@ export class FulfilmentClient {
   ) {
     this.taskQueue = policy.temporal.taskQueue;
     this.emailRetryWindowMs = policy.emailRetryWindowMs;
+    this.retryScheduleMs = policy.outbound.retryScheduleMs;
   }
 
   private searchAttributes(orgId: string, source: string, orderId: string): SearchAttributePair[] {
@@ -213,6 +217,17 @@ export class FulfilmentClient {
         }));
         return;
       }
+      case 'deliver-event':
+        // One run per (event, endpoint) at a time: an open one is used as it is (it delivers), a
+        // closed one does not block a redelivery.
+        await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof deliverOutboundEvent>('deliverOutboundEvent', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [{ ...request.payload, retryScheduleMs: this.retryScheduleMs }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        }));
+        return;
       case 'notify-buyers':
         // One run (chain) per version, ever: a repeated dispatch finds it open or done and starts nothing.
         try {

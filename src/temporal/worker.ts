@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../activities';
+import { createActivities, createOutboundActivities, type ActivityDeps } from '../../activities';
+import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
 import { encryptedPayloads } from './encryption-codec';
 import {
@@ -47,6 +48,11 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
   }
 }
 
+/** Activities run in a span that continues their workflow's trace (tracing on). */
+const TRACED_ACTIVITIES: NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']> = [
+  (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+];
+
 /**
  * A database error that escapes an activity leaves it as a (retryable) failure of its class and
  * SQLSTATE: its message holds the statement with its values (the ORM writes them in), and the
@@ -64,6 +70,15 @@ const withoutDatabaseValues: ActivityInboundCallsInterceptor = {
 };
 
 /**
+ * Every activity runs inside `withoutDatabaseValues`; with tracing on, inside a span that continues
+ * its workflow's trace too (the span first, outermost, so it records the failure as it leaves).
+ */
+function activityInterceptors(): NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']> {
+  const databaseValuesOut = () => ({ inbound: withoutDatabaseValues });
+  return activeTracing().enabled ? [...TRACED_ACTIVITIES, databaseValuesOut] : [databaseValuesOut];
+}
+
+/**
  * Tracing on: the traced bundle (OpenTelemetry's workflow interceptors, their spans leaving the
  * sandbox through the `exporter` sink) and activities run in a span that continues their
  * workflow's trace. Off: the plain bundle and no span. Either way, activities run inside
@@ -73,27 +88,68 @@ function workflowAndTracingOptions(bundle: WorkerOptions['workflowBundle']): Pic
   const tracing = activeTracing();
   const source = bundle ?? prebuiltBundle(tracing.enabled);
   const workflows = source ? { workflowBundle: source } : { workflowsPath: WORKFLOWS_PATH };
-  const databaseValuesOut = () => ({ inbound: withoutDatabaseValues });
-  if (!tracing.enabled) return { ...workflows, interceptors: { activity: [databaseValuesOut] } };
+  if (!tracing.enabled) return { ...workflows, interceptors: { activity: activityInterceptors() } };
   return {
     ...workflows,
     interceptors: {
-      // The span's first (outermost), so the span records the failure as it leaves the activity.
-      activity: [
-        (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
-        databaseValuesOut,
-      ],
+      activity: activityInterceptors(),
       ...(source ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
   };
 }
 
-/** The worker role: runs every workflow and activity of the service on one task queue. */
-export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+/**
+ * Activity slots of the outbound task queue: attempts that wait on slow endpoints (up to 60 per
+ * endpoint, src/events/endpoint-slots) cost a promise each, not a thread.
+ */
+const OUTBOUND_ACTIVITY_SLOTS = 400;
+
+/** The two workers of a worker process, run and stopped together. */
+export interface ServiceWorker {
+  run(): Promise<void>;
+  shutdown(): void;
+  getState(): ReturnType<Worker['getState']>;
+}
+
+function together(main: Worker, outbound: Worker): ServiceWorker {
+  return {
+    async run() {
+      // One stopping (failed or shut down) stops the other.
+      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]);
+    },
+    shutdown() {
+      stop(main);
+      stop(outbound);
+    },
+    getState: () => main.getState(),
+  };
+}
+
+function stop(worker: Worker): void {
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+}
+
+/**
+ * The worker role: every workflow and activity of the service on its task queue, and the outbound
+ * webhook attempts on a queue of their own (outboundTaskQueue), so a slow integrator's endpoint
+ * never takes the activity slots fulfilment needs.
+ */
+export async function createWorker(setup: WorkerSetup): Promise<{ worker: ServiceWorker; connection: NativeConnection }> {
   installTemporalRuntime(setup.metricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
-  const worker = await Worker.create({
+  const outbound = await Worker.create({
+    connection,
+    namespace: setup.namespace,
+    taskQueue: outboundTaskQueue(setup.taskQueue),
+    activities: createOutboundActivities({ ...setup.deps, keyRing: setup.keyRing }),
+    maxConcurrentActivityTaskExecutions: OUTBOUND_ACTIVITY_SLOTS,
+    shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
+    // Its runs started after payload encryption: a plain input is never one of ours.
+    dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: false }),
+    interceptors: { activity: activityInterceptors() },
+  });
+  const main = await Worker.create({
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
@@ -103,5 +159,5 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Worker
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
-  return { worker, connection };
+  return { worker: together(main, outbound), connection };
 }

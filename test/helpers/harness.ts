@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Client, Connection } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
@@ -16,7 +15,7 @@ import type { FileStorage } from '../../src/storage/file-storage';
 import { openFileStorage } from '../../src/storage/open-file-storage';
 import { connectTemporal, FulfilmentClient } from '../../src/temporal/client';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
-import { createWorker } from '../../src/temporal/worker';
+import { createWorker, type ServiceWorker } from '../../src/temporal/worker';
 import { createTestDatabase } from './database';
 
 export interface HarnessOptions {
@@ -76,7 +75,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const mailer = createMailer(mailbox.url, config.mailFrom);
   const storage = await openFileStorage(config);
 
-  let worker: Worker | undefined;
+  let worker: ServiceWorker | undefined;
   let workerRun: Promise<void> | undefined;
   let closeWorkerConnection: (() => Promise<void>) | undefined;
   if (options.worker !== false) {

@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from '../../src/domain/outbound-events';
 import { startHarness, type Harness } from '../helpers/harness';
 
 let h: Harness;
@@ -26,10 +27,19 @@ const API: Record<string, string[]> = {
   '/api/settings/organisation': ['get', 'put'],
   '/api/settings/api-key/refresh': ['post'],
   '/api/reports/downloads': ['get'],
+  '/api/webhook-endpoints': ['get', 'post'],
+  '/api/webhook-endpoints/{id}': ['delete', 'get', 'patch'],
+  '/api/webhook-endpoints/{id}/rotate-secret': ['post'],
+  '/api/webhook-endpoints/{id}/test': ['post'],
+  '/api/webhook-endpoints/{id}/attempts': ['get'],
+  '/api/events': ['get'],
+  '/api/events/{id}': ['get'],
+  '/api/events/{id}/redeliver': ['post'],
 };
 
 interface OpenApi {
   openapi: string;
+  webhooks?: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }>;
   paths: Record<string, Record<string, {
     parameters?: Array<{ name: string; in: string }>;
     responses?: Record<string, { content?: Record<string, { schema?: { type?: string; items?: { properties?: Record<string, unknown> } } }> }>;
@@ -48,6 +58,15 @@ test('/openapi.json is OpenAPI 3 and lists every /api path of decisions §3 with
   const listed = Object.fromEntries(Object.entries(API).map(([path]) => [path, Object.keys(doc.paths[path] ?? {}).sort()]));
   const expected = Object.fromEntries(Object.entries(API).map(([path, methods]) => [path, expect.arrayContaining(methods)]));
   expect(listed).toEqual(expected);
+});
+
+test('the webhooks section (OpenAPI 3.1) lists every outbound event type with its payload schema', async () => {
+  const doc = await document();
+  expect(doc.openapi).toBe('3.1.0');
+  expect(Object.keys(doc.webhooks ?? {}).sort()).toEqual([...EVENT_TYPES, 'ping'].sort());
+  const created = doc.webhooks!['purchase.created'].post.requestBody.content['application/json'].schema;
+  expect(Object.keys(created.properties).sort()).toEqual(['data', 'id', 'timestamp', 'type']);
+  expect(Object.keys((created.properties.data as { properties: object }).properties)).toContain('revokedAt');
 });
 
 test('path parameters are declared, and nothing is documented outside /api with a ":param" path', async () => {

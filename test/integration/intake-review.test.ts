@@ -64,7 +64,7 @@ describe('L2. reseller-d-classic signatures stay bound to their body for good', 
 
     const aYearLater = new Date(Date.now() + 366 * 24 * 3600 * 1000);
     const housekeeping = new Housekeeping({
-      orm: h.orm, clock: () => aYearLater, intervalMs: 60_000, sessions: { idleMs: 60_000, maxAgeMs: 60_000 }, log: console,
+      orm: h.orm, clock: () => aYearLater, intervalMs: 60_000, eventRetentionMs: 60_000, sessions: { idleMs: 60_000, maxAgeMs: 60_000 }, log: console,
     });
     await housekeeping.runOnce();
     const forged = await send(h.app, 'reseller-d-classic', wh.orgId, orderBody('reseller-d-classic', wh.orgId, `ACME-L2-${next()}`), { nowSeconds: signedAt });

@@ -140,7 +140,7 @@ describe('13. old rate-limit counters are pruned', () => {
       [new Date(now.getTime() - 60_000), new Date(now.getTime() - 3_600_000), new Date(now.getTime() + 60_000)],
     );
     const housekeeping = new Housekeeping({
-      orm: h.orm, clock: () => now, intervalMs: 60_000, sessions: { idleMs: 60_000, maxAgeMs: 60_000 }, log: console,
+      orm: h.orm, clock: () => now, intervalMs: 60_000, eventRetentionMs: 60_000, sessions: { idleMs: 60_000, maxAgeMs: 60_000 }, log: console,
     });
     expect((await housekeeping.runOnce()).rateLimitCounters).toBeGreaterThanOrEqual(2);
     const keys = (await em.execute<Array<{ key: string }>>(`select key from rate_limit_counter where key like 'old:%' or key like 'live:%'`)).map((r) => r.key);

@@ -43,7 +43,16 @@ describe('config', () => {
     expect(parseDuration('30s')).toBe(30_000);
     expect(parseDuration('15m')).toBe(900_000);
     expect(parseDuration('2h')).toBe(7_200_000);
-    expect(() => parseDuration('1d')).toThrow(/duration/);
+    expect(parseDuration('5d')).toBe(432_000_000);
+    expect(() => parseDuration('1w')).toThrow(/duration/);
+    expect(loadConfig({}).outbound).toEqual({
+      eventRetentionMs: 30 * 86_400_000,
+      retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      disableAfterMs: 5 * 86_400_000,
+      allowPrivate: false,
+    });
+    expect(() => loadConfig({ OUTBOUND_RETRY_SCHEDULE: '5s,,1m' })).toThrow(/OUTBOUND_RETRY_SCHEDULE/);
+    expect(() => loadConfig({ OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(/OUTBOUND_WEBHOOKS_ALLOW_PRIVATE/);
     expect(() => loadConfig({ EMAIL_RETRY_WINDOW: 'soon' })).toThrow(/EMAIL_RETRY_WINDOW/);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });

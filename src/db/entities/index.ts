@@ -4,6 +4,9 @@ import { DownloadCoverage } from './download-coverage.entity';
 import { DownloadToken } from './download-token.entity';
 import { Integration } from './integration.entity';
 import { Organisation } from './organisation.entity';
+import { OutboundAttempt } from './outbound-attempt.entity';
+import { OutboundDelivery } from './outbound-delivery.entity';
+import { OutboundEvent } from './outbound-event.entity';
 import { ProductSku } from './product-sku.entity';
 import { ProductVersion } from './product-version.entity';
 import { Product } from './product.entity';
@@ -19,16 +22,17 @@ import { VersionFile } from './version-file.entity';
 import { VersionNotification } from './version-notification.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, OutboundAttempt, OutboundDelivery, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
-  VersionNotification, WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
+  VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 };
 
 export const ENTITIES = [
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, OutboundAttempt, OutboundDelivery, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
-  VersionNotification, WebhookDelivery, WebhookDeliveryItem, WorkflowDispatch,
+  VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 ];

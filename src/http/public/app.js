@@ -78,12 +78,15 @@
     });
   }
 
-  // A form whose fields are sent as a JSON object to the API. `data-show` names a field of the
-  // answer to show once (a new API key); otherwise the page reloads to show the new state.
+  // A form whose fields are sent as a JSON object to the API (a field marked data-type="boolean" as
+  // true or false). `data-show` names a field of the answer to show once (a new API key or
+  // secret); otherwise the page reloads to show the new state.
   function sendJson(form) {
     var body = {};
-    new FormData(form).forEach(function (value, name) {
-      if (name !== '_csrf' && value !== '') body[name] = value;
+    Array.prototype.forEach.call(form.elements, function (field) {
+      if (!field.name || field.name === '_csrf' || field.value === '') return;
+      if ((field.type === 'checkbox' || field.type === 'radio') && !field.checked) return;
+      body[field.name] = field.getAttribute('data-type') === 'boolean' ? field.value === 'true' : field.value;
     });
     fetch(form.getAttribute('action'), {
       method: form.getAttribute('data-method') || 'POST',

@@ -1,6 +1,7 @@
 import type { DevMail } from '../../dev/dev-mailbox';
 import type { Role } from '../../domain/statuses';
 import type { ApiKeyInfo } from '../../services/api-keys';
+import type { AttemptJson, EndpointJson } from '../../events/outbound-events';
 import type { IntegrationJson } from '../../services/integration-settings';
 import type { OrganisationSettings } from '../../services/organisation-settings';
 import type { TeamMember } from '../../services/team';
@@ -11,7 +12,7 @@ import { badge, emptyRow, resultRegion, statusLine, when } from './components';
 import { flag, html, type SafeHtml } from '../../templating/html';
 import { csrfField, notice, page, type PageContext } from './layout';
 
-type SettingsTab = 'api-key' | 'password' | 'sessions' | 'organisation' | 'integrations' | 'team' | 'mailbox';
+type SettingsTab = 'api-key' | 'password' | 'sessions' | 'organisation' | 'integrations' | 'webhooks' | 'team' | 'mailbox';
 
 function settingsPage(ctx: PageContext, tab: SettingsTab, title: string, body: SafeHtml): string {
   const tabs: Array<{ key: SettingsTab; href: string; label: string; show: boolean }> = [
@@ -20,6 +21,7 @@ function settingsPage(ctx: PageContext, tab: SettingsTab, title: string, body: S
     { key: 'sessions', href: '/settings/sessions', label: 'Sessions', show: true },
     { key: 'organisation', href: '/settings/organisation', label: 'Organisation', show: ctx.isAdmin },
     { key: 'integrations', href: '/settings/integrations', label: 'Integrations', show: ctx.isAdmin },
+    { key: 'webhooks', href: '/settings/webhooks', label: 'Webhooks', show: ctx.isAdmin },
     { key: 'team', href: '/settings/team', label: 'Team', show: ctx.isAdmin },
     { key: 'mailbox', href: '/settings/mailbox', label: 'Dev mailbox', show: ctx.isAdmin && ctx.hasDevMailbox },
   ];
@@ -138,6 +140,75 @@ export function integrationsPage(ctx: PageContext, integrations: IntegrationJson
 <p>Give each sales platform its webhook URL, and enter here the secret it signs with. Secrets are never shown again;
   saving a new one replaces the old one at once.</p>
 ${integrations.map(integrationPanel)}`);
+}
+
+/** One attempt: status (or why none came), latency, the answer's excerpt, and a redeliver button for kept events. */
+function attemptRow(endpoint: EndpointJson, a: AttemptJson): SafeHtml {
+  const ok = a.error === null;
+  return html`<tr data-attempt="${a.id}">
+  <td>${when(a.at)}</td><td><code>${a.type}</code> <span class="muted small">#${a.attempt}</span></td>
+  <td>${badge(ok ? 'success' : 'error', a.status === null ? 'no answer' : String(a.status))}${a.error ? html` <span class="small">${a.error}</span>` : ''}</td>
+  <td>${a.durationMs} ms</td>
+  <td><code class="small excerpt">${a.responseExcerpt}</code></td>
+  <td>${a.type === 'ping' ? '' : html`<form data-json action="/api/events/${a.eventId}/redeliver" data-done="Sent again.">
+    <input type="hidden" name="endpointId" value="${endpoint.id}">
+    <button type="submit"${flag(!endpoint.enabled, 'disabled')}>Redeliver</button>${statusLine()}</form>`}</td></tr>`;
+}
+
+function endpointPanel(e: EndpointJson, attempts: AttemptJson[]): SafeHtml {
+  return html`<section class="panel" aria-labelledby="endpoint-${e.id}-heading" data-endpoint="${e.id}">
+  <h2 id="endpoint-${e.id}-heading"><code>${e.url}</code> ${e.enabled ? badge('success', 'enabled') : badge('error', 'disabled')}</h2>
+  ${e.disabledReason ? html`<p class="small" data-testid="disabled-reason">Disabled: ${e.disabledReason}.</p>` : ''}
+  <p class="muted small">${e.description ? html`<span data-testid="description">${e.description}</span>.` : 'No description.'} Events: ${e.events.length === 0 ? 'all' : e.events.join(', ')}. Added ${when(e.createdAt)}.</p>
+  <div class="actions">
+    <form data-json action="/api/webhook-endpoints/${e.id}/test" data-done="Test sent ({durationMs} ms): its attempt is below.">
+      <button type="submit">Send test</button>${statusLine()}</form>
+    <form data-json data-method="PATCH" action="/api/webhook-endpoints/${e.id}" data-done="${e.enabled ? 'Disabled.' : 'Enabled.'}">
+      <input type="hidden" name="enabled" value="${e.enabled ? 'false' : 'true'}" data-type="boolean">
+      <button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button>${statusLine()}</form>
+    <form data-json action="/api/webhook-endpoints/${e.id}/rotate-secret" data-show="secret" data-show-in="secret-${e.id}"
+          data-confirm="Rotate the secret? For 24 hours both the old and the new secret sign every request."
+          data-done="Your new secret is below. Both secrets sign for 24 hours.">
+      <button type="submit">Rotate secret</button>${statusLine()}</form>
+    <form data-json data-method="DELETE" action="/api/webhook-endpoints/${e.id}" data-done="Deleted."
+          data-confirm="Delete this endpoint? Its attempts go with it.">
+      <button type="submit" class="danger">Delete</button>${statusLine()}</form>
+  </div>
+  <div id="secret-${e.id}-box" hidden><p><strong>Copy the new secret now: it is shown only this once.</strong></p>
+    <div class="copy-row"><output id="secret-${e.id}" class="secret" aria-label="New signing secret"></output>
+      <button type="button" data-copy="secret-${e.id}">Copy</button></div></div>
+  <h3>Latest attempts</h3>
+  <div class="table-wrap"><table>
+    <thead><tr><th scope="col">At</th><th scope="col">Event</th><th scope="col">Answer</th><th scope="col">Latency</th>
+      <th scope="col">Answer's first 1 KB</th><th scope="col"></th></tr></thead>
+    <tbody>${attempts.length === 0 ? emptyRow(6, 'Nothing sent yet.') : attempts.map((a) => attemptRow(e, a))}</tbody>
+  </table></div>
+</section>`;
+}
+
+/** Settings › Webhooks: integrators' endpoints for outbound events, each with its latest attempts. */
+export function webhooksPage(ctx: PageContext, endpoints: Array<{ endpoint: EndpointJson; attempts: AttemptJson[] }>): string {
+  return settingsPage(ctx, 'webhooks', 'Webhooks', html`
+<p>Send signed events (purchases, revocations, failed receipts, downloads, failed deliveries) to your own servers, as
+  <a href="https://www.standardwebhooks.com/">Standard Webhooks</a>. Addresses must be <code>https://</code> and public.</p>
+<section class="panel" aria-labelledby="add-endpoint-heading">
+  <h2 id="add-endpoint-heading">Add an endpoint</h2>
+  <form data-json action="/api/webhook-endpoints" data-show="secret" data-show-in="new-secret" class="stack"
+        data-done="Endpoint added. Copy its secret below, then reload the page to see it in the list.">
+    <label for="endpoint-url">URL</label>
+    <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/hooks/delivery">
+    <label for="endpoint-description">Description <span class="hint">Optional.</span></label>
+    <input id="endpoint-description" name="description" maxlength="500">
+    <button type="submit" class="primary">Add endpoint</button>
+    ${statusLine()}
+  </form>
+  <div id="new-secret-box" hidden>
+    <p><strong>Copy the signing secret now: it is shown only this once.</strong></p>
+    <div class="copy-row"><output id="new-secret" class="secret" aria-label="Signing secret"></output>
+      <button type="button" data-copy="new-secret">Copy</button></div>
+  </div>
+</section>
+${endpoints.length === 0 ? html`<p class="muted">No endpoint yet.</p>` : endpoints.map(({ endpoint, attempts }) => endpointPanel(endpoint, attempts))}`);
 }
 
 function roleOptions(roles: Role[], current: Role): SafeHtml[] {

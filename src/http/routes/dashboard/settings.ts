@@ -15,8 +15,9 @@ import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import {
-  apiKeyPage, integrationsPage, mailboxPage, mailPage, organisationPage, passwordPage, sessionsPage, teamPage,
+  apiKeyPage, integrationsPage, mailboxPage, mailPage, organisationPage, passwordPage, sessionsPage, teamPage, webhooksPage,
 } from '../../views/settings';
+import { listAttempts, listEndpoints } from '../../../events/outbound-events';
 import type { AppDeps } from '../../app';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage, seeOther } from './replies';
@@ -27,11 +28,14 @@ const admin = { dashboard: 'admin', errorFormat: 'page' } as const;
 /** Form posts answer fragments that htmx swaps in next to the form. */
 const memberForm = { dashboard: 'member', errorFormat: 'html-fragment' } as const;
 const adminForm = { dashboard: 'admin', errorFormat: 'html-fragment' } as const;
+/** Attempts Settings › Webhooks shows under each endpoint. */
+const LATEST_ATTEMPTS = 10;
 
 
 /**
  * Settings: API Key and Password are every user's own; Organisation (the support address),
- * Integrations, Team and the Dev mailbox are organisation settings, for owners and admins only.
+ * Integrations, Webhooks (outbound events), Team and the Dev mailbox are organisation settings,
+ * for owners and admins only.
  */
 export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
@@ -98,6 +102,15 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       await updateOrganisationSettings(request.em, principalOf(request).orgId, { supportEmail: request.body.supportEmail ?? '' });
       return seeOther(request, reply, '/settings/organisation?saved=1');
+    });
+
+    app.get('/settings/webhooks', { config: admin, schema: { hide: true } }, async (request, reply) => {
+      const { orgId } = principalOf(request);
+      const endpoints = await listEndpoints(request.em, orgId);
+      const withAttempts = await Promise.all(endpoints.map(async (endpoint) => ({
+        endpoint, attempts: await listAttempts(request.em, orgId, endpoint.id, { limit: LATEST_ATTEMPTS }),
+      })));
+      return sendPage(reply, webhooksPage(pageContextOf(request), withAttempts));
     });
 
     app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {

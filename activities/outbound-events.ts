@@ -1,0 +1,49 @@
+import { Context } from '@temporalio/activity';
+import { MAX_IN_FLIGHT_PER_ENDPOINT, type AttemptOutcome } from '../src/domain/outbound-events';
+import { EndpointSlots } from '../src/events/endpoint-slots';
+import { attemptDelivery, staffEmails } from '../src/events/outbound-events';
+import { endpointDisabledMail } from '../src/mail/templates';
+import type { KeyRing } from '../src/security/key-ring';
+import type { ActivityDeps } from './deps';
+import { recordOutboundAttempt } from './metrics';
+import { createSendOnce } from './send-once';
+
+/** Attempts waiting for one endpoint's slot in this process, at most; more answer `busy` at once. */
+const MAX_WAITING_PER_ENDPOINT = 50;
+const MAX_WAIT_FOR_SLOT_MS = 30_000;
+const HEARTBEAT_EVERY_MS = 2_000;
+
+/** The outbound task queue's activity (decisions §13): one attempt of one event to one endpoint. */
+export function outboundEventActivities({ orm, mailer, config, keyRing }: ActivityDeps & { keyRing: KeyRing }) {
+  const slots = new EndpointSlots(MAX_IN_FLIGHT_PER_ENDPOINT, MAX_WAITING_PER_ENDPOINT);
+  const sendOnce = createSendOnce({ orm, mailer, config });
+  const settings = { allowPrivate: config.outbound.allowPrivate, disableAfterMs: config.outbound.disableAfterMs };
+
+  return {
+    /**
+     * Sends the event to the endpoint in one of its slots, logs the attempt, moves the delivery on,
+     * and when the attempt disabled the endpoint, emails its organisation's owners and admins once
+     * (keyed by the endpoint and the start of its failing streak).
+     */
+    async sendOutboundEvent(target: { eventId: string; endpointId: string; last: boolean }): Promise<AttemptOutcome> {
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        const sent = await slots.run(target.endpointId, MAX_WAIT_FOR_SLOT_MS, () => attemptDelivery(orm.em.fork(), keyRing, settings, target));
+        if (sent.busy) return { kind: 'busy' };
+        const { outcome, result, disabled } = sent.value;
+        if (result) recordOutboundAttempt(outcome.kind, result.durationMs / 1000);
+        if (disabled) {
+          const staff = await staffEmails(orm.em.fork(), disabled.orgId);
+          if (staff.emails.length > 0) {
+            await sendOnce(`endpoint-disabled:${target.endpointId}:${disabled.since}`, 'alert', disabled.orgId, staff.emails, async () =>
+              endpointDisabledMail({ orgName: staff.orgName, url: disabled.url, reason: disabled.reason, settingsUrl: `${config.baseUrl}/settings/webhooks` }));
+          }
+        }
+        return outcome;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+  };
+}

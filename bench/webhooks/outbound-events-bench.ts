@@ -1,0 +1,97 @@
+/**
+ * What outbound events cost fulfilment: BENCH_ORDERS (2,000) signed storefront-a orders fulfilled
+ * end to end (until every receipt is in the SMTP sink) by an organisation without endpoints, then
+ * by one with three (a healthy one, a slow one answering after 2 s, a failing one answering 500),
+ * in the same run on the same service. Prints the ratio of the two rates (target ≥ 0.9×) and the
+ * delivery latency to the healthy endpoint (from the event's time to its arrival), p50 and p99.
+ *
+ *   npm run build && npm run bench:build && node .bench-build/bench/webhooks/outbound-events-bench.js
+ *
+ * BENCH_ORDERS (default 2000), BENCH_IN_FLIGHT (default 32 concurrent POSTs), BENCH_SHAPE
+ * (all-in-one or roles).
+ */
+import { seedWebhookOrg } from '../../test/helpers/webhooks';
+import { startReceiver, type Receiver } from '../../test/helpers/receivers';
+import { pool, secondsSince, until } from '../lib/pool';
+import { runBenchmark } from '../lib/run';
+import { engineName, startService, startSmtpSink, type RunningService, type ServiceShape, type SmtpSink } from '../lib/service';
+import { signedOrders } from './signed-orders';
+
+const ORDERS = Number(process.env.BENCH_ORDERS ?? 2_000);
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 32);
+const WARM_UP = 200;
+const SHAPE = (process.env.BENCH_SHAPE ?? 'all-in-one') as ServiceShape;
+const TARGET_RATIO = 0.9;
+
+/** Sends `count` orders of a new organisation (from order number `first`) and waits for every receipt; orders/s. */
+async function fulfil(service: RunningService, sink: SmtpSink, orgId: string, first: number, count: number): Promise<number> {
+  const orders = signedOrders('storefront-a', orgId, first, count, { oneLine: true });
+  const before = sink.received();
+  const started = process.hrtime.bigint();
+  await pool(count, IN_FLIGHT, async (i) => {
+    for (;;) {
+      const res = await fetch(`${service.base}${orders[i].path}`, { method: 'POST', headers: orders[i].headers, body: new Uint8Array(orders[i].body) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+      if (res.status !== 503) throw new Error(`delivery ${i} answered ${res.status}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+  await until(() => sink.received() - before >= count, 'every receipt in the SMTP sink');
+  return count / secondsSince(started);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function main(): Promise<void> {
+  const sink = await startSmtpSink();
+  const service = await startService(SHAPE, sink.url, { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOUND_RETRY_SCHEDULE: '5s,5m' });
+  const receivers: Receiver[] = [];
+  try {
+    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}, ${engineName()}\n`);
+    const warm = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
+    await fulfil(service, sink, warm.orgId, 0, WARM_UP);
+
+    const plain = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
+    const withoutEndpoints = await fulfil(service, sink, plain.orgId, 0, ORDERS);
+    process.stdout.write(`without endpoints                 ${withoutEndpoints.toFixed(1)} orders/s\n`);
+
+    const subscribed = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
+    const healthy = await startReceiver(() => ({ status: 204 }));
+    const slow = await startReceiver(() => ({ status: 200, delayMs: 2_000 }));
+    const failing = await startReceiver(() => ({ status: 500 }));
+    receivers.push(healthy, slow, failing);
+    for (const r of receivers) {
+      const res = await fetch(`${service.base}/api/webhook-endpoints`, {
+        method: 'POST', headers: { authorization: `Bearer ${subscribed.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: r.url }),
+      });
+      if (res.status !== 201) throw new Error(`endpoint not added: ${res.status} ${await res.text()}`);
+    }
+    const withEndpoints = await fulfil(service, sink, subscribed.orgId, 0, ORDERS);
+    process.stdout.write(`with 3 endpoints (1 slow, 1 failing) ${withEndpoints.toFixed(1)} orders/s\n`);
+    await until(() => healthy.uniqueIds().size >= ORDERS, 'every event at the healthy endpoint');
+
+    const latencies = healthy.received.map((r) => r.at - Date.parse((JSON.parse(r.body) as { timestamp: string }).timestamp)).sort((a, b) => a - b);
+    const p50 = percentile(latencies, 50);
+    const p99 = percentile(latencies, 99);
+    const ratio = withEndpoints / withoutEndpoints;
+    process.stdout.write(`with/without ${ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}); `
+      + `healthy endpoint latency p50 ${p50} ms, p99 ${p99} ms; slow endpoint got ${slow.uniqueIds().size}, failing ${failing.received.length} attempts so far\n`);
+    process.stdout.write(`RESULT ${JSON.stringify({
+      orders: ORDERS, inFlight: IN_FLIGHT, shape: SHAPE,
+      withoutEndpoints: { perSecond: Number(withoutEndpoints.toFixed(1)) },
+      withEndpoints: { perSecond: Number(withEndpoints.toFixed(1)) },
+      ratio: Number(ratio.toFixed(2)),
+      healthyLatencyMs: { p50, p99 },
+      target: TARGET_RATIO,
+    })}\n`);
+  } finally {
+    for (const r of receivers) await r.close();
+    await service.close();
+    await sink.close();
+  }
+}
+
+runBenchmark(main);

@@ -1,0 +1,113 @@
+/**
+ * Settings › Webhooks in a real browser (Debian's Chromium through playwright-core): an admin adds
+ * an endpoint and sees its secret once, sends a test and sees the attempt, disables and enables it,
+ * and redelivers an event; the receiver is a real HTTP server that verifies with standardwebhooks.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { startHarness, type Harness } from '../helpers/harness';
+import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
+import { seedPurchase } from '../helpers/download-links';
+import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { startReceiver, type Receiver } from '../helpers/receivers';
+import { eventually } from '../helpers/webhooks';
+
+jest.setTimeout(180_000);
+
+const PASSWORD = 'correct horse battery';
+
+let h: Harness;
+let app: FastifyInstance;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let pageErrors: string[] = [];
+let receiver: Receiver;
+let orgId: string;
+let admin: { email: string };
+let member: { email: string };
+
+beforeAll(async () => {
+  h = await startHarness({ env: { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+  ({ app, base } = await listenDashboard(h));
+  ({ orgId } = await seedOrganisation(h, { name: 'Acme Books' }));
+  admin = await seedUser(h, orgId, 'admin');
+  member = await seedUser(h, orgId, 'member');
+  receiver = await startReceiver(() => ({ status: 200, body: '{"received":true}' }));
+  browser = await launchBrowser();
+});
+beforeEach(async () => {
+  ({ context, page, pageErrors } = await openDashboardPage(browser));
+  page.on('dialog', (dialog) => void dialog.accept());
+});
+afterEach(async () => {
+  await context?.close();
+});
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await app?.close();
+  await h?.close();
+});
+
+const panel = () => page.locator('section[data-endpoint]');
+
+test('add an endpoint, see the secret once, send a test, see the attempt, disable, enable, redeliver', async () => {
+  await signInAs(page, base, admin.email, PASSWORD);
+  await page.goto(`${base}/settings/webhooks`);
+  await page.getByRole('heading', { level: 1, name: 'Settings: Webhooks' }).waitFor();
+  await page.getByLabel('URL').fill(receiver.url);
+  await page.getByLabel('Description').fill('Our CRM');
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  const secretBox = page.locator('#new-secret');
+  await secretBox.waitFor({ state: 'visible' });
+  const secret = (await secretBox.textContent()) ?? '';
+  expect(secret).toMatch(/^whsec_/);
+  await screenshot(page, 'webhooks-secret');
+
+  // Shown once: the page afterwards lists the endpoint without it.
+  await page.reload();
+  await expect(panel().count()).resolves.toBe(1);
+  expect(await page.content()).not.toContain(secret);
+
+  await panel().getByRole('button', { name: 'Send test' }).click();
+  await page.locator('tr[data-attempt]').first().waitFor();
+  expect(await page.locator('tr[data-attempt]').first().textContent()).toMatch(/ping[\s\S]*200[\s\S]*received/);
+  expect(receiver.received).toHaveLength(1);
+  const wh = new Webhook(secret);
+  expect(() => wh.verify(receiver.received[0].body, receiver.received[0].headers as Record<string, string>)).not.toThrow();
+
+  // A sale: its purchase.created event is delivered and shows in the attempts.
+  const product = await seedProduct(h, orgId, { name: 'Ebook Pro' });
+  await seedPurchase(h, orgId, product);
+  await eventually(async () => (receiver.received.length === 2 ? true : undefined), 60_000, 'the purchase event');
+  const eventId = receiver.received[1].id;
+  await eventually(async () => ((await h.orm.em.fork().execute(
+    `select 1 from outbound_attempt where event_id = ?`, [eventId],
+  )).length === 1 ? true : undefined), 30_000, 'the attempt logged');
+  await page.reload();
+  await page.locator('tr[data-attempt]', { hasText: 'purchase.created' }).waitFor();
+  await screenshot(page, 'webhooks-attempts');
+
+  await panel().getByRole('button', { name: 'Disable' }).click();
+  await panel().getByText('disabled', { exact: true }).waitFor();
+  await expect(page.locator('tr[data-attempt]', { hasText: 'purchase.created' }).getByRole('button', { name: 'Redeliver' }).isDisabled()).resolves.toBe(true);
+  await panel().getByRole('button', { name: 'Enable' }).click();
+  await panel().getByText('enabled', { exact: true }).waitFor();
+
+  await page.locator('tr[data-attempt]', { hasText: 'purchase.created' }).getByRole('button', { name: 'Redeliver' }).click();
+  await eventually(async () => (receiver.received.length === 3 ? true : undefined), 60_000, 'the redelivery');
+  expect(receiver.received[2].id).toBe(eventId);
+  expect(() => wh.verify(receiver.received[2].body, receiver.received[2].headers as Record<string, string>)).not.toThrow();
+  expect(pageErrors).toEqual([]);
+});
+
+test('members do not see Settings › Webhooks', async () => {
+  await signInAs(page, base, member.email, PASSWORD);
+  const res = await page.goto(`${base}/settings/webhooks`);
+  expect(res?.status()).toBe(403);
+  await page.goto(`${base}/settings/api-key`);
+  await expect(page.getByRole('link', { name: 'Webhooks' }).count()).resolves.toBe(0);
+});

@@ -1,0 +1,97 @@
+/**
+ * Outbound events under a crash: a worker process (from the build, as `npm run start:worker` runs
+ * it) is SIGKILLed in the middle of a burst of 200 purchases with two endpoints, and started again.
+ * Every endpoint gets every event at least once; de-duplicated by webhook-id, exactly once.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Webhook } from 'standardwebhooks';
+import { spawnWatched, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
+import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
+import { startHarness, type Harness } from '../helpers/harness';
+import { startReceiver, type Receiver } from '../helpers/receivers';
+import { eventually } from '../helpers/webhooks';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const PURCHASES = 200;
+const OUTBOUND_ENV = { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOUND_RETRY_SCHEDULE: '1s,2s,5s,10s,30s,1m' };
+
+let h: Harness;
+const receivers: Receiver[] = [];
+const workers: WatchedChild[] = [];
+
+beforeAll(async () => {
+  await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
+  h = await startHarness({ worker: false, env: OUTBOUND_ENV });
+}, 300_000);
+afterAll(async () => {
+  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  for (const r of receivers) await r.close();
+  await h?.close();
+});
+
+/** A worker process on the harness's database, task queue, mailbox and key file. */
+async function startWorkerProcess(): Promise<WatchedChild> {
+  const worker = spawnWatched(process.execPath, [path.join(ROOT, 'dist/src/temporal/worker-main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: h.config.dataDir, DATABASE_URL: h.config.databaseUrl,
+      TEMPORAL_ADDRESS: h.config.temporal.address, TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue, SMTP_URL: h.mailbox.url,
+      WORKER_METRICS_ADDRESS: 'off', LOG_LEVEL: 'warn', ...OUTBOUND_ENV,
+    },
+  });
+  workers.push(worker);
+  await waitForOutput(worker, /worker polling task queue/, 60_000);
+  return worker;
+}
+
+async function sell(apiKey: string, product: SeededProduct, n: number): Promise<void> {
+  const res = await h.app.inject({
+    method: 'POST', url: '/api/purchases', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      customerId: 'new', 'newCustomer.name': 'Burst', 'newCustomer.email': `burst-${n}@example.com`,
+      productId: product.productId, amount: '5.00', currency: 'EUR', sendEmail: 'false',
+    }).toString(),
+  });
+  expect(res.statusCode).toBe(201);
+}
+
+test('a worker SIGKILLed during a burst of 200 purchases: each endpoint gets every event, exactly once after de-duplication', async () => {
+  const org = await seedOrganisation(h);
+  const product = await seedProduct(h, org.orgId);
+  const secrets: string[] = [];
+  for (let i = 0; i < 2; i += 1) {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const res = await h.app.inject({
+      method: 'POST', url: '/api/webhook-endpoints', headers: { authorization: `Bearer ${org.apiKey}` }, payload: { url: receiver.url },
+    });
+    expect(res.statusCode).toBe(201);
+    secrets.push((res.json() as { secret: string }).secret);
+  }
+
+  const first = await startWorkerProcess();
+  for (let n = 0; n < PURCHASES; n += 20) {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => sell(org.apiKey, product, n + i)));
+    // Killed once deliveries are under way, while most of the burst is still to come.
+    if (n === 60) {
+      await eventually(async () => (receivers[0].received.length > 0 ? true : undefined), 60_000, 'the first deliveries');
+      first.child.kill('SIGKILL');
+      await startWorkerProcess();
+    }
+  }
+
+  const events = (await h.app.inject({ method: 'GET', url: '/api/events?limit=1000', headers: { authorization: `Bearer ${org.apiKey}` } }))
+    .json() as Array<{ id: string; type: string }>;
+  expect(events).toHaveLength(PURCHASES);
+  expect(new Set(events.map((e) => e.type))).toEqual(new Set(['purchase.created']));
+  const ids = new Set(events.map((e) => e.id));
+  for (const [i, receiver] of receivers.entries()) {
+    await eventually(async () => (receiver.uniqueIds().size >= PURCHASES ? true : undefined), 240_000, `endpoint ${i} to have every event`);
+    expect(receiver.uniqueIds()).toEqual(ids);
+    const wh = new Webhook(secrets[i]);
+    for (const req of receiver.received) expect(() => wh.verify(req.body, req.headers as Record<string, string>)).not.toThrow();
+  }
+}, 600_000);
