@@ -257,18 +257,25 @@ export interface EventQuery {
 }
 
 /**
- * The organisation's events, oldest first, from after `after` (ids sort by time, so an id that has
- * since expired still marks a place; they are lower-case hex after one prefix, so every collation
- * orders them as bytes do).
+ * The organisation's events in the order their transactions began, from after `after`. Only events
+ * of transactions older than every transaction still running are listed: a transaction that began
+ * earlier can commit later, and its events would otherwise appear behind a reader's `after` and be
+ * passed over for good. An `after` that has since expired marks its place by its id (ids sort by
+ * time; lower-case hex after one prefix, so every collation orders them as bytes do).
  */
 export async function listEvents(em: EntityManager, orgId: string, query: EventQuery): Promise<EventJson[]> {
   if (query.after !== undefined && !EVENT_ID_RE.test(query.after)) throw new ValidationError('after: not an event id (evt_…)');
+  const after = query.after ?? null;
   const rows = await preparedRows<EventRow>(
     em,
     `select ${EVENT_COLUMNS} from outbound_event
-     where organisation_id = ? and id > ? and (?::text is null or type = ?)
-     order by id limit ?`,
-    [orgId, query.after ?? '', query.type ?? null, query.type ?? null, query.limit],
+     where organisation_id = ? and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       and (?::text is null
+         or (transaction_id, id) > (select transaction_id, id from outbound_event where organisation_id = ? and id = ?)
+         or (id > ? and not exists (select 1 from outbound_event where organisation_id = ? and id = ?)))
+       and (?::text is null or type = ?)
+     order by transaction_id, id limit ?`,
+    [orgId, after, orgId, after, after, orgId, after, query.type ?? null, query.type ?? null, query.limit],
   );
   return withData(em, orgId, rows);
 }

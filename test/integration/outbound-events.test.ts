@@ -3,6 +3,7 @@
  * are real HTTP servers on 127.0.0.1 (OUTBOUND_WEBHOOKS_ALLOW_PRIVATE=true), every request checked
  * with the reference library's Webhook.verify.
  */
+import { Client as PgClient } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { checkEndpointUrl } from '../../src/events/addresses';
 import { sendWebhook } from '../../src/events/sender';
@@ -340,4 +341,32 @@ describe('access', () => {
     const res = await api('POST', '/api/webhook-endpoints', { url: r.url });
     expect(res.statusCode).toBe(409);
   });
+});
+
+test('GET /api/events?after= never skips an event whose transaction commits after a newer event was listed', async () => {
+  // Two writers, as two API processes: the first records its event and is still committing while the
+  // second records a newer one and commits. A reader that listed the newer one must still get the older.
+  const slow = new PgClient({ connectionString: h.config.databaseUrl });
+  await slow.connect();
+  try {
+    await slow.query('begin');
+    await slow.query(`select record_outbound_event($1, 'delivery.failed', gen_random_uuid(), null)`, [callers.orgId]);
+    const [{ id: older }] = (await slow.query(
+      'select id from outbound_event where organisation_id = $1 order by id desc limit 1', [callers.orgId],
+    )).rows as Array<{ id: string }>;
+    await h.orm.em.fork().execute(`select record_outbound_event(?, 'delivery.failed', gen_random_uuid(), null)`, [callers.orgId]);
+    const seen: string[] = [];
+    const readMore = async () => {
+      const after = seen.length === 0 ? '' : `&after=${seen[seen.length - 1]}`;
+      const page = (await api('GET', `/api/events?limit=1000${after}`)).json() as Array<{ id: string }>;
+      seen.push(...page.map((e) => e.id));
+    };
+    await readMore();
+    await slow.query('commit');
+    await readMore();
+    expect(seen).toContain(older);
+    expect(new Set(seen).size).toBe(seen.length);
+  } finally {
+    await slow.end();
+  }
 });

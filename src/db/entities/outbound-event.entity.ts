@@ -1,4 +1,4 @@
-import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import type { EventType } from '../../domain/outbound-events';
 import { Organisation } from './organisation.entity';
 
@@ -10,7 +10,10 @@ import { Organisation } from './organisation.entity';
  */
 @Entity({ tableName: 'outbound_event' })
 @Index({ properties: ['organisation', 'id'] })
+@Index({ properties: ['organisation', 'transactionId', 'id'] })
 export class OutboundEvent {
+  [OptionalProps]?: 'transactionId';
+
   /** `evt_…`, sorting by time. */
   @PrimaryKey({ type: 'text' })
   id!: string;
@@ -34,4 +37,11 @@ export class OutboundEvent {
 
   @Property({ type: 'timestamptz', index: true })
   createdAt!: Date;
+
+  /**
+   * The writing transaction's id: the events API lists only events of transactions older than every
+   * transaction still running, in this order, so an event committed late is never passed over.
+   */
+  @Property({ columnType: 'xid8', defaultRaw: 'pg_current_xact_id()' })
+  transactionId!: string;
 }
