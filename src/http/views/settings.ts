@@ -34,6 +34,15 @@ ${body}`,
   });
 }
 
+/** Where the page shows a secret the server answers once (`#{id}`, filled in by app.js), with a Copy button. */
+function shownOnceBox(id: string, what: string, label: string): SafeHtml {
+  return html`<div id="${id}-box" hidden>
+    <p><strong>Copy ${what} now: it is shown only this once.</strong></p>
+    <div class="copy-row"><output id="${id}" class="secret" aria-label="${label}"></output>
+      <button type="button" data-copy="${id}">Copy</button></div>
+  </div>`;
+}
+
 export function apiKeyPage(ctx: PageContext, key: ApiKeyInfo): string {
   return settingsPage(ctx, 'api-key', 'API Key', html`
 <section class="panel" aria-labelledby="key-heading">
@@ -47,11 +56,7 @@ export function apiKeyPage(ctx: PageContext, key: ApiKeyInfo): string {
     <button type="submit" class="primary">Refresh key</button>
     ${statusLine()}
   </form>
-  <div id="new-key-box" hidden>
-    <p><strong>Copy your new key now: it is shown only this once.</strong></p>
-    <div class="copy-row"><output id="new-key" class="secret" aria-label="New API key"></output>
-      <button type="button" data-copy="new-key">Copy</button></div>
-  </div>
+  ${shownOnceBox('new-key', 'your new key', 'New API key')}
 </section>`);
 }
 
@@ -202,11 +207,7 @@ export function webhooksPage(ctx: PageContext, endpoints: Array<{ endpoint: Endp
     <button type="submit" class="primary">Add endpoint</button>
     ${statusLine()}
   </form>
-  <div id="new-secret-box" hidden>
-    <p><strong>Copy the signing secret now: it is shown only this once.</strong></p>
-    <div class="copy-row"><output id="new-secret" class="secret" aria-label="Signing secret"></output>
-      <button type="button" data-copy="new-secret">Copy</button></div>
-  </div>
+  ${shownOnceBox('new-secret', 'the signing secret', 'Signing secret')}
 </section>
 ${endpoints.length === 0 ? html`<p class="muted">No endpoint yet.</p>` : endpoints.map(({ endpoint, attempts }) => endpointPanel(endpoint, attempts))}`);
 }
