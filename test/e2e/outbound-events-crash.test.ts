@@ -83,8 +83,13 @@ test('a worker SIGKILLed during a burst of 200 purchases: each endpoint gets eve
     }
   }
 
-  const events = (await h.app.inject({ method: 'GET', url: '/api/events?limit=1000', headers: { authorization: `Bearer ${org.apiKey}` } }))
+  // An event is listed once every transaction that began before it has ended (a worker's may still run).
+  const listEvents = async () => (await h.app.inject({ method: 'GET', url: '/api/events?limit=1000', headers: { authorization: `Bearer ${org.apiKey}` } }))
     .json() as Array<{ id: string; type: string }>;
+  const events = await eventually(async () => {
+    const listed = await listEvents();
+    return listed.length >= PURCHASES ? listed : undefined;
+  }, 30_000, 'every event to be listed');
   expect(events).toHaveLength(PURCHASES);
   expect(new Set(events.map((e) => e.type))).toEqual(new Set(['purchase.created']));
   const ids = new Set(events.map((e) => e.id));
