@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
 import { recordDeliveries, type DeliveryWrite } from '../../services/delivery-log';
 import { GroupCommit } from '../../db/group-commit';
+import { ConcurrencyGate } from '../../security/concurrency-gate';
 import type { WebhookRequest } from '../../webhooks/adapter';
 import { ADAPTERS } from '../../webhooks/registry';
 import type { AppDeps } from '../app';
@@ -75,30 +76,25 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     // nothing is lost, and the deliveries in hand keep the process's time and memory. One
     // organisation (by its path; payments-c's shared route counts as one) holds at most half the
     // places, so its flood leaves the other half to everyone else.
-    const { webhookMaxInFlight } = deps.config;
-    const organisationShare = Math.max(1, Math.ceil(webhookMaxInFlight / 2));
-    let inFlight = 0;
-    const inFlightByOrganisation = new Map<string, number>();
-    const counted = new WeakMap<FastifyRequest, string>();
+    const everyone = new ConcurrencyGate(deps.config.webhookMaxInFlight);
+    const perOrganisation = new ConcurrencyGate(Math.max(1, Math.ceil(deps.config.webhookMaxInFlight / 2)));
+    const held = new WeakMap<FastifyRequest, () => void>();
     const release = async (request: FastifyRequest) => {
-      const organisation = counted.get(request);
-      if (organisation === undefined) return;
-      counted.delete(request);
-      inFlight -= 1;
-      const left = (inFlightByOrganisation.get(organisation) ?? 1) - 1;
-      if (left === 0) inFlightByOrganisation.delete(organisation);
-      else inFlightByOrganisation.set(organisation, left);
+      held.get(request)?.();
+      held.delete(request);
     };
     app.addHook('onRequest', async (request, reply) => {
-      const organisation = (request.params as { orgId?: string }).orgId ?? 'shared route';
-      const ofOrganisation = inFlightByOrganisation.get(organisation) ?? 0;
-      if (inFlight >= webhookMaxInFlight || ofOrganisation >= organisationShare) {
+      const leaveOrganisation = perOrganisation.tryEnter((request.params as { orgId?: string }).orgId ?? 'shared route');
+      const leave = leaveOrganisation && everyone.tryEnter();
+      if (!leaveOrganisation || !leave) {
+        leaveOrganisation?.();
         reply.header('retry-after', '1');
         return sendError(request, reply, 503, 'too many deliveries at once, please retry');
       }
-      inFlight += 1;
-      inFlightByOrganisation.set(organisation, ofOrganisation + 1);
-      counted.set(request, organisation);
+      held.set(request, () => {
+        leave();
+        leaveOrganisation();
+      });
     });
     app.addHook('onResponse', async (request, reply) => {
       await release(request);
