@@ -85,7 +85,11 @@ test('npm start with every variable set starts nothing embedded, sells through T
     });
     expect(res.status).toBe(201);
     expect(await res.text()).toMatch(/data-purchase-id="[0-9a-f-]{36}"/);
-    const mail = await h.mailbox.waitFor((m) => m.to.includes('eve@e2e.test'), 30_000);
+    // The whole suite runs beside this one (the cluster tier takes both cores for minutes): a late
+    // receipt says what the service logged, so a failure names its cause instead of "no mail".
+    const mail = await h.mailbox.waitFor((m) => m.to.includes('eve@e2e.test'), 90_000).catch((error: Error) => {
+      throw new Error(`${error.message}\nthe service printed:\n${service.output().slice(-8_000)}`);
+    });
     expect(mail.text).toContain(`${env.BASE_URL}/d/`);
 
     // Both roles' metrics, from the one process: the API's, and the worker's through the SDK's exporter.
@@ -98,7 +102,7 @@ test('npm start with every variable set starts nothing embedded, sells through T
     service.child.kill('SIGTERM');
     expect(await exitOf(service.child)).toBe(0);
   }
-});
+}, 180_000);
 
 test.each([
   ['http/server.js', {}, 'DATABASE_URL'],
