@@ -8,7 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/legacy-sql';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { boundedText } from '../domain/field-limits';
 import {

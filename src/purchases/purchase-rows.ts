@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, likeContains, preparedRows } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/legacy-sql';
+import { likeContains, sql, statement } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { normaliseAmount } from '../domain/money';
 import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
@@ -179,15 +180,16 @@ export async function searchPurchases(em: EntityManager, orgId: string, q: strin
   return rows.map(displayed);
 }
 
+const purchaseEmailRead = statement<{ email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
+  { email: true, revoked: true },
+  (p) => sql`select c.email, p.revoked_at is not null as revoked from purchase p join customer c on c.id = p.customer_id
+     where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
+);
+
 /** The email a purchase of this organisation was made with, or null when there is no such purchase. */
 export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<{ email: string; revoked: boolean } | null> {
   if (!isUuid(purchaseId)) return null;
-  const [row] = await em.execute<Array<{ email: string; revoked: boolean }>>(
-    `select c.email, p.revoked_at is not null as revoked from purchase p join customer c on c.id = p.customer_id
-     where p.id = ? and p.organisation_id = ?`,
-    [purchaseId, orgId],
-  );
-  return row ?? null;
+  return (await purchaseEmailRead.first(em, { orgId, purchaseId })) ?? null;
 }
 
 /**
@@ -210,13 +212,15 @@ export async function setPurchaseDownloadLimit(
   });
 }
 
+const saleSummaryRead = statement<{ customerEmail: string; productName: string }, { purchaseId: string }>(
+  { customerEmail: true, productName: true },
+  (p) => sql`select c.email as "customerEmail", pr.name as "productName"
+    from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
+);
+
 /** What the answer to a recorded sale names: the customer's email and the product. */
 export async function saleSummary(em: EntityManager, purchaseId: string): Promise<{ customerEmail: string; productName: string }> {
-  const [row] = await em.execute<Array<{ customerEmail: string; productName: string }>>(
-    `select c.email as "customerEmail", pr.name as "productName"
-       from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id where p.id = ?`,
-    [purchaseId],
-  );
+  const row = await saleSummaryRead.first(em, { purchaseId });
   if (!row) throw new NotFoundError('purchase not found');
   return row;
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/legacy-sql';
 import type { Caller } from '../domain/access';
 import { NotFoundError } from '../domain/errors';
 import { mintApiKey, sha256Hex } from '../security/secrets';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { normaliseEmail } from '../domain/email';

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, likeContains } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
+import { likeContains } from '../db/sql';
 import { normaliseEmail } from '../domain/email';
 
 /** The dashboard's customer list: what the JSON API has, plus purchase counts and search. */

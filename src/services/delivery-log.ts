@@ -9,7 +9,7 @@ import type { HeldLine } from '../domain/held-line';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type DeliveryKind, type ItemOutcome } from '../domain/statuses';
-import { preparedRows } from '../db/sql';
+import { preparedRows } from '../db/legacy-sql';
 import { DISPATCH_INSERT_SQL, dispatchRows, type DispatchRow } from './workflow-outbox';
 
 export interface NewItem {

@@ -4,7 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { alertWorkflowId } from '../domain/ids';
-import { preparedRows } from '../db/sql';
+import { preparedRows } from '../db/legacy-sql';
 import { recordItemOutcomes } from './delivery-log';
 import { enqueueDispatches, ERROR_TEXT_LIMIT, type ClaimedDispatch } from './workflow-outbox';
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import { ValidationError } from '../domain/errors';
 import { readInBatches } from './keyset-batches';
 import { parseDay } from './organisations';

@@ -5,7 +5,7 @@
  * the rest, staff actions). Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import { NotFoundError } from '../domain/errors';
 import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord, type LinkOrigin } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';

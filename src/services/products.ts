@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Product, ProductSku, ProductVersion } from '../db/entities';
-import { isoUtc, preparedRows } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/legacy-sql';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { normaliseSku } from '../domain/ids';
 import { normaliseSlug } from '../domain/slug';

@@ -4,7 +4,7 @@
  * file transfers, staff actions, receipts, delivery log entries). Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import type { EvidenceRecord } from '../domain/evidence';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';

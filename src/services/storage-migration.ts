@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedRows } from '../db/sql';
+import { preparedRows } from '../db/legacy-sql';
 import { ObjectNotFoundError, type FileStorage } from '../storage/file-storage';
 import { readInBatches } from './keyset-batches';
 

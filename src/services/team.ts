@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';

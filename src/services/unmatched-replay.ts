@@ -10,7 +10,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import type { NewDispatch } from '../domain/dispatch';
 import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';

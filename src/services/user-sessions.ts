@@ -4,7 +4,7 @@
  * everywhere", a password change or SESSION_IDLE_TIMEOUT.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, preparedRows } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/legacy-sql';
 import type { Role } from '../domain/statuses';
 
 /** A user with what the dashboard shows of them and their organisation. */

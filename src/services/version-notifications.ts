@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/sql';
+import { isoUtc } from '../db/legacy-sql';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { versionNotificationWorkflowId } from '../domain/version-notification';

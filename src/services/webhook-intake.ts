@@ -32,7 +32,7 @@ import {
   type WebhookRequest,
 } from '../webhooks/adapter';
 import { adapters } from '../webhooks/registry';
-import { preparedRows } from '../db/sql';
+import { preparedRows } from '../db/legacy-sql';
 import { deliveryWrite, recordDeliveries, type DeliveryWrite, type NewEntry } from './delivery-log';
 import { claimSignedNonce } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';

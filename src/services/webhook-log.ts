@@ -1,6 +1,6 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/sql';
+import { isoUtc, preparedRows } from '../db/legacy-sql';
 import { NotFoundError } from '../domain/errors';
 import { PLATFORMS, type Platform } from '../domain/platforms';
 import { DELIVERY_KINDS, DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliveryStatus } from '../domain/statuses';

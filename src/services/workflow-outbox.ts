@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispatch';
-import { preparedRows } from '../db/sql';
+import { preparedRows } from '../db/legacy-sql';
 import { currentTraceParent } from '../telemetry/tracing';
 
 export type ClaimedDispatch = DispatchRequest & {
