@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { versionedListingsJson } from './products';
+import { versionedListingsJson } from '../catalogue/catalogue-store';
 
 interface HeldListing {
   version: string;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Product, ProductSku, ProductVersion } from '../db/entities';
-import { isoUtc, preparedRows } from '../db/legacy-sql';
+import { productListingJson, productListingsJson } from '../catalogue/catalogue-store';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { normaliseSku } from '../domain/ids';
 import { normaliseSlug } from '../domain/slug';
@@ -86,69 +86,16 @@ export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
 // ---------------------------------------------------------------------------------------------
 // Reads: one query for any number of products (active version joined, extra SKUs aggregated).
 
-/**
- * A listing (ProductListingSchema) as PostgreSQL builds it, keys in the schema's order. The JSON
- * leaves the database as one text value that the API sends as it is: decoding a row per product
- * and serialising the objects again was most of a listing's cost in Node (GET /api/products is
- * what integrations poll). The SKUs are aggregated once for the whole set (a per-row subquery was
- * twice as slow for 100 products).
- * Bindings, in order: those of `skuFilter`, then those of `productFilter`.
- */
-const listingJsonSql = (skuFilter: string, productFilter: string, aggregate: (listing: string) => string) => `
-  select ${aggregate(`json_build_object(
-    'product', json_build_object(
-      'id', p.id, 'orgId', p.organisation_id, 'name', p.name, 'slug', p.slug, 'description', p.description,
-      'status', p.status, 'activeVersionId', p.active_version_id, 'skus', coalesce(s.skus, '[]'),
-      'downloadLimit', p.download_limit, 'createdAt', ${isoUtc('p.created_at')}, 'updatedAt', ${isoUtc('p.updated_at')}),
-    'activeVersion', case when v.id is null then null
-      else json_build_object('id', v.id, 'productId', p.id, 'version', v.version, 'status', v.status) end)`)}::text as listing
-  from product p
-  left join product_version v on v.id = p.active_version_id and v.product_id = p.id
-  left join (
-    select product_id, json_agg(sku order by sku) as skus from product_sku
-    where not is_slug and ${skuFilter} group by product_id
-  ) s on s.product_id = p.id
-  where ${productFilter}`;
-
-const listAll = (skuFilter: string, productFilter: string) =>
-  listingJsonSql(skuFilter, productFilter, (listing) => `coalesce(json_agg(${listing} order by p.created_at, p.id), '[]')`);
-const LIST_SQL = listAll('organisation_id = ?', 'p.organisation_id = ?');
-const ONE_SQL = listingJsonSql('product_id = ?', 'p.organisation_id = ? and p.id = ?', (listing) => listing);
-/** Bindings: the version the caller holds (or null), the organisation. */
-const VERSIONED_LIST_SQL = `
-  select o.catalogue_version::text as version,
-    case when o.catalogue_version = ?::bigint then null
-      else (${listAll('organisation_id = o.id', 'p.organisation_id = o.id')}) end as listing
-  from organisation o where o.id = ?`;
-
-/** The organisation's catalogue version, with its listings unless the caller holds that version. */
-export interface VersionedListings {
-  version: string;
-  /** The JSON text of ProductListing[]; null when the version is the one the caller holds. */
-  listing: string | null;
-}
-
-/**
- * The organisation's catalogue version (organisation.catalogue_version) and, read in the same
- * snapshot, the JSON of its listings unless `heldVersion` is still current; null for an unknown
- * organisation.
- */
-export async function versionedListingsJson(em: EntityManager, orgId: string, heldVersion: string | null): Promise<VersionedListings | null> {
-  const [row] = await preparedRows<VersionedListings>(em, VERSIONED_LIST_SQL, [heldVersion, orgId]);
-  return row ?? null;
-}
-
 /** Every product of the organisation, oldest first (creation order, then id). */
 export async function listProducts(em: EntityManager, orgId: string): Promise<ProductListing[]> {
-  const [row] = await preparedRows<{ listing: string }>(em, LIST_SQL, [orgId, orgId]);
-  return JSON.parse(row.listing) as ProductListing[];
+  return JSON.parse(await productListingsJson(em, orgId)) as ProductListing[];
 }
 
 /** One product of the organisation; unknown, malformed or another organisation's id → 404. */
 export async function getProduct(em: EntityManager, orgId: string, productId: string): Promise<ProductListing> {
-  const rows = isUuid(productId) ? await preparedRows<{ listing: string }>(em, ONE_SQL, [productId, orgId, productId]) : [];
-  if (!rows[0]) throw new NotFoundError('product not found');
-  return JSON.parse(rows[0].listing) as ProductListing;
+  const listing = isUuid(productId) ? await productListingJson(em, orgId, productId) : undefined;
+  if (listing === undefined) throw new NotFoundError('product not found');
+  return JSON.parse(listing) as ProductListing;
 }
 
 /** The product entity, scoped to the organisation (404 otherwise). */

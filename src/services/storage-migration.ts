@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedRows } from '../db/legacy-sql';
+import { storedFilesAfter, type StoredFileRow } from '../catalogue/catalogue-store';
 import { ObjectNotFoundError, type FileStorage } from '../storage/file-storage';
 import { readInBatches } from './keyset-batches';
 
@@ -20,13 +20,6 @@ export interface StorageMigrationResult {
   bytesCopied: number;
   /** Files that could not be copied or did not verify, with why; the command exits 1 when any. */
   failed: Array<{ fileId: string; storageKey: string; error: string }>;
-}
-
-interface FileRow {
-  id: string;
-  storage_key: string;
-  size: string;
-  sha256: string;
 }
 
 async function sha256Of(storage: FileStorage, key: string): Promise<string> {
@@ -53,11 +46,7 @@ export async function migrateStorage(
   progress: (message: string) => void,
 ): Promise<StorageMigrationResult> {
   const result: StorageMigrationResult = { from: from.description, to: to.description, files: 0, copied: 0, alreadyThere: 0, bytesCopied: 0, failed: [] };
-  const batches = await readInBatches<FileRow>((after, size) => preparedRows<FileRow>(
-    em,
-    `select id, storage_key, size::text as size, sha256 from version_file where (?::uuid is null or id > ?::uuid) order by id limit ?`,
-    [after, after, size],
-  ));
+  const batches = await readInBatches<StoredFileRow>((after, size) => storedFilesAfter(em, after, size));
   for await (const batch of batches) {
     for (const file of batch) {
       result.files += 1;

@@ -11,6 +11,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isoUtc } from '../db/legacy-sql';
+import { productOfSku, skuProduct } from '../catalogue/catalogue-store';
 import type { NewDispatch } from '../domain/dispatch';
 import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
@@ -58,10 +59,7 @@ function skuOf(raw: string): string {
 }
 
 async function mappedProduct(em: EntityManager, orgId: string, sku: string): Promise<string | null> {
-  const [row] = await em.execute<Array<{ product_id: string }>>(
-    'select product_id from product_sku where organisation_id = ? and sku = ?', [orgId, normaliseSku(sku)],
-  );
-  return row?.product_id ?? null;
+  return productOfSku(em, orgId, normaliseSku(sku));
 }
 
 /**
@@ -120,12 +118,7 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
   const sku = skuOf(rawSku);
   const key = normaliseSku(sku);
   return em.transactional(async (tx) => {
-    const [product] = await tx.execute<Array<{ id: string; status: string; live: boolean }>>(
-      `select p.id, p.status, coalesce(v.status = 'ready', false) as live
-       from product_sku s join product p on p.id = s.product_id left join product_version v on v.id = p.active_version_id
-       where s.organisation_id = ? and s.sku = ?`,
-      [orgId, key],
-    );
+    const product = await skuProduct(tx, orgId, key);
     if (!product) throw new ConflictError(`the SKU ${sku} maps to no product: map it first`);
     if (product.status !== 'published' || !product.live) {
       throw new ConflictError('the product is not live (published with a ready active version): its sales would be held again');

@@ -18,7 +18,7 @@ import type { RevocationRequest } from '../domain/revocation';
 import { fromMinorUnits } from '../domain/money';
 import { planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
-import { alertDue, type ProductStatus } from '../domain/statuses';
+import { alertDue } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { subscriptionExpired } from '../domain/subscription';
 import {
@@ -33,6 +33,7 @@ import {
 } from '../webhooks/adapter';
 import { adapters } from '../webhooks/registry';
 import { preparedRows } from '../db/legacy-sql';
+import { skuMatches, type SkuMatchRow } from '../catalogue/catalogue-store';
 import { deliveryWrite, recordDeliveries, type DeliveryWrite, type NewEntry } from './delivery-log';
 import { claimSignedNonce } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';
@@ -85,14 +86,6 @@ interface Candidate {
   matches: Map<string, MatchedProduct>;
   /** It has DISPATCH_ORGANISATION_BACKLOG outbox rows waiting or more. */
   backlogFull: boolean;
-}
-
-/** A product of a SKU as the candidate query returns it (one JSON array per organisation). */
-interface SkuMatchRow {
-  sku: string;
-  product_id: string;
-  status: ProductStatus;
-  live_version: boolean;
 }
 
 interface CandidateRow {
@@ -235,10 +228,7 @@ function normalisedSkus(sentSkus: Array<string | null>): string[] {
 
 /** SKUs → their products in this organisation, for SKUs the candidate query did not look up. */
 async function matchSkus(em: EntityManager, orgId: string, skus: string[]): Promise<Map<string, MatchedProduct>> {
-  const [row] = await preparedRows<{ matches: SkuMatchRow[] }>(
-    em, `select ${SKU_MATCHES} as matches from organisation o where o.id = ?`, [JSON.stringify(skus), orgId],
-  );
-  return matchesOf(row?.matches ?? []);
+  return matchesOf(await skuMatches(em, orgId, skus));
 }
 
 /** What a refund or dispute names: its order, or (payments-c) the payment the order was paid with. */
