@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import { freshLinksWorkflowId, type FreshLinksAsk } from '../domain/fresh-links';
 import { isUuid } from '../domain/uuid';
-import { forgetPurchaseCoverage } from './downloads';
+import { forgetPurchaseCoverage } from '../downloads/download-store';
 import { logStaffAction, type StaffActor } from './revocations';
 import { enqueueDispatches } from './workflow-outbox';
 

@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { organisationVersionFile, versionFiles, type VersionFileRow } from '../catalogue/catalogue-store';
 import { downloadLinkExpiry, type DownloadAllowance } from '../domain/download-links';
+import { addServedRange, clearServedRanges, reserveCoverageBytes } from '../downloads/download-store';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { sha256Hex } from '../security/secrets';
@@ -67,22 +69,12 @@ interface LinkRow {
   support_email: string | null;
 }
 
-interface FileRow {
-  id: string;
-  name: string;
-  size: string | number;
-  sha256: string;
-  storage_key: string;
-  content_type: string;
-  created_at: Date | string;
-}
-
 function stateOf(row: LinkRow, now: Date): LinkState {
   if (row.used_at !== null) return 'used';
   return new Date(row.expires_at).getTime() <= now.getTime() ? 'expired' : 'valid';
 }
 
-function toFile(row: FileRow): DownloadFile {
+function toFile(row: VersionFileRow): DownloadFile {
   return {
     id: row.id,
     name: row.name,
@@ -163,16 +155,10 @@ export async function openDownloadLink(em: EntityManager, link: DownloadLink, re
   });
 }
 
-const FILE_COLUMNS = 'f.id, f.name, f.size, f.sha256, f.storage_key, f.content_type, f.created_at';
-
 /** The files of the link's purchased version, in a stable order. */
 export async function listLinkFiles(em: EntityManager, link: DownloadLink): Promise<DownloadFile[]> {
   if (!link.versionId) return [];
-  const rows = await em.execute<FileRow[]>(
-    `select ${FILE_COLUMNS} from version_file f where f.version_id = ? order by f.name, f.created_at`,
-    [link.versionId],
-  );
-  return rows.map(toFile);
+  return (await versionFiles(em, link.versionId)).map(toFile);
 }
 
 /**
@@ -181,18 +167,9 @@ export async function listLinkFiles(em: EntityManager, link: DownloadLink): Prom
  */
 export async function findLinkFile(em: EntityManager, link: DownloadLink, fileId: string): Promise<DownloadFile | null> {
   if (!link.versionId || !isUuid(fileId)) return null;
-  const [row] = await em.execute<FileRow[]>(
-    `select ${FILE_COLUMNS} from version_file f
-     join product_version v on v.id = f.version_id
-     join product pr on pr.id = v.product_id
-     where f.id = ? and f.version_id = ? and pr.organisation_id = ?`,
-    [fileId, link.versionId, link.orgId],
-  );
+  const row = await organisationVersionFile(em, link.orgId, link.versionId, fileId);
   return row ? toFile(row) : null;
 }
-
-/** The most separate byte ranges a coverage keeps: a piece that would make more is not added (its bytes still count as sent). */
-export const MAX_COVERAGE_RANGES = 16;
 
 /**
  * Counts the bytes `start`..`end` (inclusive) of a file as sent to the link's purchase before they
@@ -204,16 +181,7 @@ export const MAX_COVERAGE_RANGES = 16;
  */
 export async function reserveBytes(em: EntityManager, link: DownloadLink, file: DownloadFile, range: { start: number; end: number }, now: Date): Promise<boolean> {
   const budget = link.allowance.allowed === null ? null : link.allowance.allowed * file.size;
-  const rows = await em.execute<Array<{ purchase_id: string }>>(
-    `insert into download_coverage (purchase_id, file_id, served, bytes_sent, updated_at)
-     select ?::uuid, ?::uuid, '{}'::int8multirange, ?::int8, ?::timestamptz where ?::int8 is null or ?::int8 <= ?::int8
-     on conflict (purchase_id, file_id) do update
-       set bytes_sent = download_coverage.bytes_sent + excluded.bytes_sent, updated_at = excluded.updated_at
-       where ?::int8 is null or download_coverage.bytes_sent + excluded.bytes_sent <= ?::int8
-     returning purchase_id`,
-    [link.purchaseId, file.id, range.end - range.start + 1, now, budget, range.end - range.start + 1, budget, budget, budget],
-  );
-  return rows.length > 0;
+  return reserveCoverageBytes(em, link.purchaseId, file.id, range.end - range.start + 1, budget, now);
 }
 
 /**
@@ -234,18 +202,8 @@ export async function recordBytesServed(
   now: Date,
 ): Promise<boolean> {
   return em.transactional(async (tx) => {
-    const [row] = await tx.execute<Array<{ complete: boolean }>>(
-      `insert into download_coverage (purchase_id, file_id, served, updated_at)
-       values (?, ?, int8multirange(int8range(?, ?)), ?)
-       on conflict (purchase_id, file_id) do update
-         set served = case when (select count(*) from unnest(download_coverage.served + excluded.served)) <= ${MAX_COVERAGE_RANGES}
-                           then download_coverage.served + excluded.served else download_coverage.served end,
-             updated_at = excluded.updated_at
-       returning served @> int8range(0, ?) as complete`,
-      [link.purchaseId, file.id, range.start, range.end + 1, now, file.size],
-    );
-    if (!row.complete) return false;
-    await tx.execute(`update download_coverage set served = '{}' where purchase_id = ? and file_id = ?`, [link.purchaseId, file.id]);
+    if (!(await addServedRange(tx, link.purchaseId, file.id, range, file.size, now))) return false;
+    await clearServedRanges(tx, link.purchaseId, file.id);
     await tx.execute(
       `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
        values (gen_random_uuid(), ?, 'file_download', ?, ?, ?, ?, ?, ?, ?)`,
@@ -253,24 +211,6 @@ export async function recordBytesServed(
     );
     return true;
   });
-}
-
-/** Re-arm (decisions §10): the purchase starts from nothing, its bytes sent and any unfinished transfer forgotten. */
-export async function forgetPurchaseCoverage(em: EntityManager, purchaseId: string): Promise<void> {
-  await em.execute('delete from download_coverage where purchase_id = ?', [purchaseId]);
-}
-
-/** Coverage untouched for this long belongs to a transfer nobody finished: housekeeping forgets it. */
-export const IDLE_COVERAGE_MS = 30 * 24 * 3_600_000;
-
-/** Clears idle coverage; the row and its bytes sent stay, so waiting never refills a byte budget. */
-export async function pruneIdleCoverage(em: EntityManager, now: Date): Promise<number> {
-  const result = await em.execute<{ affectedRows: number }>(
-    `update download_coverage set served = '{}' where updated_at < ? and not isempty(served)`,
-    [new Date(now.getTime() - IDLE_COVERAGE_MS)],
-    'run',
-  );
-  return result.affectedRows;
 }
 
 /**

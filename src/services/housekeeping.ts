@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm';
 import { pruneEvents } from '../events/outbound-events';
-import { pruneIdleCoverage } from './downloads';
+import { pruneIdleCoverage } from '../downloads/download-store';
 import { pruneRateLimits } from './rate-limits';
 import { pruneSessions } from './user-sessions';
 
