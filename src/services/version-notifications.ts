@@ -6,7 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/legacy-sql';
+import {
+  insertNotification, lockAnnouncedVersion, notificationOfVersion, notificationProgress, noticeContextOf, noticeRecipientsAfter,
+  notifiedVersion, productNotificationProgress, setNotificationTotal, type NoticeContextRow, type NotificationProgressRow,
+} from '../catalogue/version-notification-store';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { versionNotificationWorkflowId } from '../domain/version-notification';
@@ -44,29 +47,17 @@ export async function eligibleBuyers(em: EntityManager, orgId: string, productId
   return Number(row.count);
 }
 
-const PROGRESS_SELECT = `select n.id as "notificationId", n.product_id as "productId", n.version_id as "versionId", v.version,
-    case when n.completed_at is null then 'running' else 'done' end as status, n.total,
-    (select count(*) from sent_email e where e.kind = 'update' and e.status = 'sent' and e.business_key like n.key_prefix)::int as sent,
-    (select count(*) from sent_email e where e.kind = 'update' and e.status = 'failed' and e.business_key like n.key_prefix)::int as failed,
-    ${isoUtc('n.created_at')} as "startedAt", ${isoUtc('n.completed_at')} as "completedAt", n.workflow_id as "workflowId"
-  from (select *, 'update:' || version_id || ':%' as key_prefix from version_notification) n
-  join product_version v on v.id = n.version_id`;
-
-function withLeft(row: Omit<NotificationProgress, 'left'>): NotificationProgress {
+function withLeft(row: NotificationProgressRow): NotificationProgress {
   return { ...row, left: row.status === 'done' ? 0 : Math.max(0, row.total - row.sent - row.failed) };
 }
 
 /** Every notification of a product, newest first, with its progress (sent, failed, left). */
 export async function productNotifications(em: EntityManager, orgId: string, productId: string): Promise<NotificationProgress[]> {
-  const rows = await em.execute<Array<Omit<NotificationProgress, 'left'>>>(
-    `${PROGRESS_SELECT} where n.organisation_id = ? and n.product_id = ? order by n.created_at desc`, [orgId, productId],
-  );
-  return rows.map(withLeft);
+  return (await productNotificationProgress(em, orgId, productId)).map(withLeft);
 }
 
 async function progressOf(em: EntityManager, notificationId: string): Promise<NotificationProgress> {
-  const [row] = await em.execute<Array<Omit<NotificationProgress, 'left'>>>(`${PROGRESS_SELECT} where n.id = ?`, [notificationId]);
-  return withLeft(row);
+  return withLeft(await notificationProgress(em, notificationId));
 }
 
 /**
@@ -79,53 +70,33 @@ export async function notifyBuyers(
 ): Promise<NotificationProgress & { created: boolean }> {
   if (!isUuid(productId) || !isUuid(versionId)) throw new NotFoundError('version not found');
   const result = await em.transactional(async (tx) => {
-    const [version] = await tx.execute<Array<{ active: boolean; ready: boolean }>>(
-      `select p.active_version_id = v.id as active, v.status = 'ready' as ready
-       from product_version v join product p on p.id = v.product_id
-       where v.id = ? and p.id = ? and p.organisation_id = ? for update of p`,
-      [versionId, productId, orgId],
-    );
+    const version = await lockAnnouncedVersion(tx, orgId, productId, versionId);
     if (!version) throw new NotFoundError('version not found');
     const workflowId = versionNotificationWorkflowId(versionId);
-    const inserted = await tx.execute<Array<{ id: string }>>(
-      `insert into version_notification (id, organisation_id, product_id, version_id, total, started_by, workflow_id, created_at)
-       values (gen_random_uuid(), ?, ?, ?, 0, ?, ?, ?) on conflict (version_id) do nothing returning id`,
-      [orgId, productId, versionId, startedBy, workflowId, now],
-    );
-    if (inserted.length === 0) {
-      const [existing] = await tx.execute<Array<{ id: string }>>('select id from version_notification where version_id = ?', [versionId]);
-      return { id: existing.id, created: false };
-    }
+    const inserted = await insertNotification(tx, { orgId, productId, versionId, startedBy, workflowId, now });
+    if (inserted === undefined) return { id: (await notificationOfVersion(tx, versionId))!, created: false };
     if (!version.active || !version.ready) {
       throw new ConflictError('only the product\'s active version can be announced: make this version active first');
     }
-    await tx.execute('update version_notification set total = ? where id = ?', [await eligibleBuyers(tx, orgId, productId), inserted[0].id]);
+    await setNotificationTotal(tx, inserted, await eligibleBuyers(tx, orgId, productId));
     await enqueueDispatches(tx, [{
-      kind: 'notify-buyers', workflowId, orgId, payload: { notificationId: inserted[0].id, after: null },
+      kind: 'notify-buyers', workflowId, orgId, payload: { notificationId: inserted, after: null },
     }]);
-    return { id: inserted[0].id, created: true };
+    return { id: inserted, created: true };
   });
   return { ...(await progressOf(em, result.id)), created: result.created };
 }
 
 /** The next purchases to notify, by id after `after`: still eligible now (a revoke or unsubscribe since counts). */
 export async function nextNoticeRecipients(em: EntityManager, notificationId: string, after: string | null, limit: number): Promise<string[]> {
-  const rows = await em.execute<Array<{ id: string }>>(
-    `select p.id from version_notification n
-     join purchase p on p.product_id = n.product_id and p.organisation_id = n.organisation_id
-     join customer c on c.id = p.customer_id
-     where n.id = ? and ${ELIGIBLE} and (?::uuid is null or p.id > ?::uuid)
-     order by p.id limit ?`,
-    [notificationId, after, after, limit],
-  );
-  return rows.map((r) => r.id);
+  return noticeRecipientsAfter(em, notificationId, after, limit);
 }
 
 /** Notices of a batch still `sending` after its retries ran out: logged failed, so progress adds up. */
 export async function giveUpNotices(em: EntityManager, notificationId: string, purchaseIds: string[], reason: string): Promise<void> {
-  const [notification] = await em.execute<Array<{ version_id: string }>>('select version_id from version_notification where id = ?', [notificationId]);
-  if (!notification) return;
-  const keys = purchaseIds.map((purchaseId) => `${noticeKeyPrefix(notification.version_id)}${purchaseId}`);
+  const versionId = await notifiedVersion(em, notificationId);
+  if (versionId === undefined) return;
+  const keys = purchaseIds.map((purchaseId) => `${noticeKeyPrefix(versionId)}${purchaseId}`);
   await em.execute(
     `update sent_email set status = 'failed', error = ?
      where kind = 'update' and status = 'sending' and business_key in (select jsonb_array_elements_text(?::jsonb))`,
@@ -133,36 +104,13 @@ export async function giveUpNotices(em: EntityManager, notificationId: string, p
   );
 }
 
-export async function finishNotification(em: EntityManager, notificationId: string, now: Date): Promise<void> {
-  await em.execute('update version_notification set completed_at = coalesce(completed_at, ?) where id = ?', [now, notificationId]);
-}
+export { finishNotification } from '../catalogue/version-notification-store';
 
 /** What one notice needs, read just before it is sent; null when the purchase is no longer eligible. */
-export interface NoticeContext {
-  orgId: string;
-  orgName: string;
-  versionId: string;
-  versionLabel: string;
-  productName: string;
-  customerId: string;
-  customerName: string;
-  email: string;
-}
+export type NoticeContext = NoticeContextRow;
 
 export async function noticeContext(em: EntityManager, notificationId: string, purchaseId: string): Promise<NoticeContext | null> {
-  const [row] = await em.execute<NoticeContext[]>(
-    `select n.organisation_id as "orgId", o.name as "orgName", n.version_id as "versionId", v.version as "versionLabel",
-       pr.name as "productName", c.id as "customerId", c.name as "customerName", c.email
-     from version_notification n
-     join organisation o on o.id = n.organisation_id
-     join product_version v on v.id = n.version_id
-     join product pr on pr.id = n.product_id
-     join purchase p on p.id = ? and p.product_id = n.product_id
-     join customer c on c.id = p.customer_id
-     where n.id = ? and ${ELIGIBLE}`,
-    [purchaseId, notificationId],
-  );
-  return row ?? null;
+  return (await noticeContextOf(em, notificationId, purchaseId)) ?? null;
 }
 
 /**
