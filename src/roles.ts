@@ -64,15 +64,57 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+export type ApiAppOptions = Omit<AppOptions, 'dispatcher'> & {
+  /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
+  prepareTemporal?: () => Promise<void>;
+};
+
 /**
- * The API role: builds the app and listens on HOST:PORT. Each role loads only its own code (the
- * HTTP app here, the Temporal worker below): in the other role's process it would be about 20-27 MB
- * of heap for nothing.
+ * The API role's app: the HTTP app, and beside it, from `ready` to `close`, the outbox dispatcher
+ * that starts the workflows its routes record (DISPATCH_LOOPS=0: none) and the housekeeping that
+ * deletes spent rows. Never listens (tests use it as it is).
+ */
+export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstance> {
+  const [{ buildApp }, { WorkflowDispatcher }, { Housekeeping }, { SESSION_TTL_MS }] = await Promise.all([
+    import('./http/app'), import('./temporal/dispatcher'), import('./services/housekeeping'), import('./http/plugins/session'),
+  ]);
+  const { prepareTemporal, ...appOptions } = options;
+  // The routes nudge the dispatcher, which logs through the app's logger: it is made once the app is
+  // (and nothing is nudged before `ready`).
+  let nudge = (): void => undefined;
+  const app = await buildApp({ ...appOptions, dispatcher: { nudge: () => nudge() } });
+  const dispatcher = new WorkflowDispatcher({
+    orm: options.orm,
+    fulfilment: options.fulfilment,
+    ...options.config.dispatch,
+    prepare: prepareTemporal,
+    log: app.log,
+  });
+  const housekeeping = new Housekeeping({
+    orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
+    eventRetentionMs: options.config.outbound.eventRetentionMs,
+    sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
+  });
+  nudge = () => dispatcher.nudge();
+  app.addHook('onReady', async () => {
+    dispatcher.start();
+    housekeeping.start();
+  });
+  app.addHook('onClose', async () => {
+    await housekeeping.stop();
+    await dispatcher.stop();
+  });
+  return app;
+}
+
+/**
+ * The API role: builds the app (with its dispatcher and housekeeping) and listens on HOST:PORT.
+ * Each role loads only its own code (the HTTP app here, the Temporal worker below): in the other
+ * role's process it would be about 20-27 MB of heap for nothing.
  */
 export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temporalUiUrl' | 'devMailbox'> = {}): Promise<RunningApi> {
-  const { buildApp } = await import('./http/app');
   const { openFileStorage } = await import('./storage/open-file-storage');
-  const app = await buildApp({
+  const app = await buildApiApp({
     config: core.config,
     orm: core.orm,
     fulfilment: core.fulfilment,

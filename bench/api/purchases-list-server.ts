@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config';
 import { createOrm } from '../../src/db/orm';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { FulfilmentClient } from '../../src/temporal/client';
 import { exitOnFailure } from '../lib/run';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1' });
   const orm = await createOrm(databaseUrl);
   const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:7233' }) });
-  const app = await buildApp({
+  const app = await buildApiApp({
     config, orm, fulfilment: new FulfilmentClient(temporal, config), storage: new LocalDiskStorage(config.fileStorageDir),
     clock: () => new Date(),
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DevMail } from '../../src/dev/dev-mailbox';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
 import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
@@ -227,7 +227,7 @@ test('the customer pages\' assets are served, and nothing else under their prefi
 
 test('when Temporal is out of reach, /my and the button answer at once and the links go out through another process', async () => {
   const unreachable = unreachableFulfilment(h.config);
-  const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock });
+  const app = await buildApiApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock });
   await app.ready();
   const email = `outage-${Date.now()}@example.com`;
   try {

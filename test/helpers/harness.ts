@@ -9,7 +9,7 @@ import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { createMailer, type Mailer } from '../../src/mail/mailer';
 import type { FileStorage } from '../../src/storage/file-storage';
 import { openFileStorage } from '../../src/storage/open-file-storage';
@@ -95,7 +95,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     closeWorkerConnection = () => created.connection.close();
   }
 
-  const app = await buildApp({
+  const app = await buildApiApp({
     config, orm, fulfilment, storage, clock: options.clock ?? (() => new Date()),
   });
   await app.ready();

@@ -10,7 +10,7 @@ import type { Config } from '../../src/config';
 import { createOrm, type Orm } from '../../src/db/orm';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
 import type { DispatchRequest, NewDispatch } from '../../src/domain/dispatch';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import type { FulfilmentClient } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
@@ -50,7 +50,7 @@ function withDispatch(config: Readonly<Config>, dispatch: Partial<Config['dispat
 
 /** An app as another API process would run it: the harness's database and Temporal, its own dispatcher. */
 async function apiProcess(fulfilment: FulfilmentClient = h.fulfilment, orm: Orm = h.orm): Promise<FastifyInstance> {
-  const app = await buildApp({ config: withDispatch(h.config, { loops: 2 }), orm, fulfilment, storage: h.storage, clock: () => new Date() });
+  const app = await buildApiApp({ config: withDispatch(h.config, { loops: 2 }), orm, fulfilment, storage: h.storage, clock: () => new Date() });
   await app.ready();
   return app;
 }
@@ -221,7 +221,7 @@ test('a row dispatched again after its receipt failed does not re-send it (only 
 
 test('over its share of the in-flight limit a delivery is refused at once with 503 and Retry-After, nothing is recorded for it, and another organisation is still accepted', async () => {
   const other = await seedWebhookOrg(h);
-  const app = await buildApp({
+  const app = await buildApiApp({
     config: { ...withDispatch(h.config, { loops: 0 }), webhookMaxInFlight: 4 },
     orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
   });
@@ -313,7 +313,7 @@ test('a row Temporal refuses for good is a dead letter at once: its item ends er
 
 test('an organisation with DISPATCH_ORGANISATION_BACKLOG rows waiting is answered 503 with Retry-After; another organisation is not', async () => {
   const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
-  const app = await buildApp({
+  const app = await buildApiApp({
     config: { ...withDispatch(h.config, { loops: 0 }), organisationBacklog: 2 },
     orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
   });
