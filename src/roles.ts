@@ -7,7 +7,7 @@ import { createOrm, migrate, type Orm } from './db/orm';
 import { loadKeyRing, type KeyRing } from './security/key-ring';
 import type { AppOptions } from './http/app';
 import { createMailer } from './mail/mailer';
-import { connectTemporal, FulfilmentClient } from './temporal/client';
+import { connectTemporal, WorkflowStarter } from './temporal/client';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 
 /** What both roles share: the database and the Temporal client. */
@@ -15,7 +15,7 @@ export interface CoreServices {
   config: Readonly<Config>;
   orm: Orm;
   temporal: Client;
-  fulfilment: FulfilmentClient;
+  starter: WorkflowStarter;
   /** SECRETS_KEY: encrypts Temporal payloads (and integration secrets). */
   keyRing: KeyRing;
   /** Registers the service's search attributes on the namespace when missing. */
@@ -42,7 +42,7 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
     const { connection, client: temporal } = connectTemporal(endpoints.temporalAddress, config.temporal.namespace, keyRing);
     return {
       config, orm, temporal, applied, keyRing,
-      fulfilment: new FulfilmentClient(temporal, config),
+      starter: new WorkflowStarter(temporal, config),
       // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
         await connection.withDeadline(Date.now() + 5_000, () => ensureSearchAttributes(connection, config.temporal.namespace));
@@ -85,7 +85,7 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
   const app = await buildApp({ ...appOptions, dispatcher: { nudge: () => nudge() } });
   const dispatcher = new WorkflowDispatcher({
     orm: options.orm,
-    fulfilment: options.fulfilment,
+    starter: options.starter,
     ...options.config.dispatch,
     prepare: prepareTemporal,
     log: app.log,
@@ -117,7 +117,7 @@ export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temp
   const app = await buildApiApp({
     config: core.config,
     orm: core.orm,
-    fulfilment: core.fulfilment,
+    starter: core.starter,
     prepareTemporal: core.prepareTemporal,
     storage: await openFileStorage(core.config),
     clock: () => new Date(),

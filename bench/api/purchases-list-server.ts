@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config';
 import { createOrm } from '../../src/db/orm';
 import { buildApiApp } from '../../src/roles';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
-import { FulfilmentClient } from '../../src/temporal/client';
+import { WorkflowStarter } from '../../src/temporal/client';
 import { exitOnFailure } from '../lib/run';
 
 export interface ServerMemory {
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const orm = await createOrm(databaseUrl);
   const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:7233' }) });
   const app = await buildApiApp({
-    config, orm, fulfilment: new FulfilmentClient(temporal, config), storage: new LocalDiskStorage(config.fileStorageDir),
+    config, orm, starter: new WorkflowStarter(temporal, config), storage: new LocalDiskStorage(config.fileStorageDir),
     clock: () => new Date(),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -13,7 +13,7 @@ export interface FreshLinksRequest {
   emailRetryWindowMs: number;
 }
 
-/** A fresh-links request as the service asks for it: the fulfilment client adds the retry window. */
+/** A fresh-links request as the service asks for it: the workflow starter adds the retry window. */
 export type FreshLinksAsk = Omit<FreshLinksRequest, 'emailRetryWindowMs'>;
 
 /** The purchases of one customer (customers are per organisation): one email. */

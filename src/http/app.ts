@@ -10,7 +10,7 @@ import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
-import type { FulfilmentClient } from '../temporal/client';
+import type { WorkflowStarter } from '../temporal/client';
 import { CatalogueListings } from '../services/catalogue-listings';
 import { activeTracing } from '../telemetry/tracing';
 import type { WorkflowDispatcher } from '../temporal/dispatcher';
@@ -46,7 +46,7 @@ export interface AppOptions {
   config: Readonly<Config>;
   orm: Orm;
   /** Pinged by /readyz. */
-  fulfilment: FulfilmentClient;
+  starter: WorkflowStarter;
   /** The process's outbox dispatcher: routes that record outbox rows nudge it, so their workflows start at once. */
   dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
   storage: FileStorage;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { DevMail } from '../../src/dev/dev-mailbox';
 import { buildApiApp } from '../../src/roles';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
-import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
+import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { freshLinkRunsSettled, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import { eventually } from '../helpers/webhooks';
@@ -226,8 +226,8 @@ test('the customer pages\' assets are served, and nothing else under their prefi
 });
 
 test('when Temporal is out of reach, /my and the button answer at once and the links go out through another process', async () => {
-  const unreachable = unreachableFulfilment(h.config);
-  const app = await buildApiApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock });
+  const unreachable = unreachableStarter(h.config);
+  const app = await buildApiApp({ config: h.config, orm: h.orm, starter: unreachable, storage: h.storage, clock });
   await app.ready();
   const email = `outage-${Date.now()}@example.com`;
   try {

@@ -22,7 +22,7 @@ export const TEMPORAL_UI_URL = 'http://temporal-ui.test:8233';
  */
 export async function listenDashboard(h: Harness): Promise<{ app: FastifyInstance; base: string }> {
   const app = await buildApiApp({
-    config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+    config: h.config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(),
     devMailbox: h.mailbox, temporalUiUrl: TEMPORAL_UI_URL,
   });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });

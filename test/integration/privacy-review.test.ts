@@ -88,7 +88,7 @@ describe('L7. logs carry no tokens, query-string emails or SQL values', () => {
       },
     });
     const app = await buildApiApp({
-      config: { ...h.config, logLevel: 'info' }, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(), logStream,
+      config: { ...h.config, logLevel: 'info' }, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(), logStream,
     });
     await app.ready();
     const token = randomBytes(32).toString('base64url');
