@@ -24,8 +24,3 @@ export interface FreshLinksGroup {
   /** How the links were asked for; absent in runs recorded before it was kept (then `my`). */
   via?: 'my' | 'fresh-link' | 're-arm';
 }
-
-/** No personal data: the request id is random. */
-export function freshLinksWorkflowId(requestId: string): string {
-  return `fresh-links/${requestId}`;
-}

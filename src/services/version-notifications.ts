@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { isoUtc } from '../db/sql';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
-import { versionNotificationWorkflowId } from '../domain/version-notification';
+import { versionNotificationWorkflowId } from '../domain/ids';
 import { enqueueDispatches } from './workflow-outbox';
 
 export const NotificationProgressSchema = z.object({

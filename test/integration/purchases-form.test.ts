@@ -1,5 +1,5 @@
 import { Customer, DownloadToken, Purchase } from '../../src/db/entities';
-import { fulfilmentWorkflowId } from '../../src/domain/ids';
+import { fulfilSaleWorkflowId } from '../../src/domain/ids';
 import { buildApiApp } from '../../src/roles';
 import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
@@ -82,7 +82,7 @@ test('a sale\'s outbox row dispatched again (a crash after the start) starts no 
   const purchaseId = /data-purchase-id="([^"]+)"/.exec(res.body)![1];
   await h.mailbox.waitFor((m) => m.to.includes(email), 20_000);
   const orderKey = `sale-${purchaseId}`;
-  const workflowId = fulfilmentWorkflowId(org.orgId, 'api', orderKey, product.productId);
+  const workflowId = fulfilSaleWorkflowId({ orgId: org.orgId, source: 'api', orderKey, productId: product.productId });
   const first = await h.temporal.workflow.getHandle(workflowId).describe();
   await h.temporal.workflow.getHandle(workflowId).result();
 
