@@ -1,10 +1,15 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = [
-  'assert', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises',
-  'http', 'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline', 'stream', 'timers',
-  'tls', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib',
+/** Node built-ins that reach outside the process (files, network, other processes). */
+const nodeIo = [
+  'child_process', 'cluster', 'dgram', 'dns', 'fs', 'fs/promises', 'http', 'http2', 'https', 'net', 'os', 'readline',
+  'tls', 'worker_threads',
+];
+
+/** Packages that talk to a database, mail, HTTP, storage or the Temporal service. */
+const ioPackages = [
+  '@mikro-orm/*', 'pg', 'nodemailer', 'smtp-server', 'fastify', '@fastify/*', '@aws-sdk/*', '@temporalio/client', '@temporalio/worker',
 ];
 
 export default tseslint.config(
@@ -19,23 +24,53 @@ export default tseslint.config(
     },
   },
   {
-    // The wall around workflows: Temporal bundles everything a workflow imports into its
-    // deterministic sandbox, so no ORM, mail, HTTP or Node built-ins there (activities are types only).
+    // The wall around workflows, as an allow-list: Temporal bundles everything a workflow imports
+    // into its deterministic sandbox, so a workflow imports only the workflow API, the pure rules of
+    // src/domain, other workflow files, and the activities' types (the worker runs them, not the bundle).
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        paths: [
-          ...nodeBuiltins.flatMap((name) => [
-            { name, message: 'Node built-ins are not deterministic: keep them in activities.' },
-            { name: `node:${name}`, message: 'Node built-ins are not deterministic: keep them in activities.' },
-          ]),
-        ],
         patterns: [
-          { group: ['@mikro-orm/*', 'nodemailer', 'fastify', '@fastify/*', 'pg', 'smtp-server'], message: 'Workflows do not do I/O: call an activity.' },
-          { group: ['**/db/**', '**/http/**', '**/mail/**', '**/storage/**', '**/dev/**', '**/services/**', '**/security/**', '**/webhooks/**', '**/temporal/**', '**/cli/**', '**/src/config', '**/src/config.*'], message: 'Workflows import only @temporalio/workflow, src/domain and activity types.' },
-          { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Import activities as types only.' },
+          {
+            regex: '^(?!@temporalio/workflow$|(\\.\\./)+src/domain/|\\./|\\.\\./activities(/|$))',
+            message: 'Workflows import only @temporalio/workflow, ../src/domain/**, other workflow files and activity types: do I/O in an activity.',
+          },
+          { regex: '^\\.\\./activities(/|$)', allowTypeImports: true, message: 'Import activities as types only.' },
         ],
       }],
+    },
+  },
+  {
+    // The pure rules: src/domain imports nothing from the rest of src and does no I/O.
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: nodeIo.flatMap((name) => [name, `node:${name}`]).map((name) => ({ name, message: 'src/domain does no I/O.' })),
+        patterns: [
+          { regex: '^\\.\\./', message: 'src/domain imports nothing from the rest of src: keep it pure.' },
+          { group: [...ioPackages], message: 'src/domain does no I/O.' },
+        ],
+      }],
+    },
+  },
+  {
+    // Platform adapters parse and verify what a platform sent: no database, HTTP, services or Temporal.
+    files: ['src/webhooks/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '^\\.\\./(db|http|services|temporal)(/|$)', message: 'src/webhooks does not import db, http, services or temporal.' },
+          { group: [...ioPackages], message: 'src/webhooks does no I/O.' },
+        ],
+      }],
+    },
+  },
+  {
+    // A promise nobody awaits loses its failure: await it, or `void` it with a comment saying why.
+    files: ['src/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
     },
   },
 );

@@ -7,7 +7,7 @@ import { createOrm, migrate, type Orm } from './db/orm';
 import { loadKeyRing, type KeyRing } from './security/key-ring';
 import type { AppOptions } from './http/app';
 import { createMailer } from './mail/mailer';
-import { connectTemporal, FulfilmentClient } from './temporal/client';
+import { connectTemporal, WorkflowStarter } from './temporal/client';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 
 /** What both roles share: the database and the Temporal client. */
@@ -15,7 +15,7 @@ export interface CoreServices {
   config: Readonly<Config>;
   orm: Orm;
   temporal: Client;
-  fulfilment: FulfilmentClient;
+  starter: WorkflowStarter;
   /** SECRETS_KEY: encrypts Temporal payloads (and integration secrets). */
   keyRing: KeyRing;
   /** Registers the service's search attributes on the namespace when missing. */
@@ -42,7 +42,7 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
     const { connection, client: temporal } = connectTemporal(endpoints.temporalAddress, config.temporal.namespace, keyRing);
     return {
       config, orm, temporal, applied, keyRing,
-      fulfilment: new FulfilmentClient(temporal, config),
+      starter: new WorkflowStarter(temporal, config),
       // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
         await connection.withDeadline(Date.now() + 5_000, () => ensureSearchAttributes(connection, config.temporal.namespace));
@@ -64,18 +64,60 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+export type ApiAppOptions = Omit<AppOptions, 'dispatcher'> & {
+  /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
+  prepareTemporal?: () => Promise<void>;
+};
+
 /**
- * The API role: builds the app and listens on HOST:PORT. Each role loads only its own code (the
- * HTTP app here, the Temporal worker below): in the other role's process it would be about 20-27 MB
- * of heap for nothing.
+ * The API role's app: the HTTP app, and beside it, from `ready` to `close`, the outbox dispatcher
+ * that starts the workflows its routes record (DISPATCH_LOOPS=0: none) and the housekeeping that
+ * deletes spent rows. Never listens (tests use it as it is).
+ */
+export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstance> {
+  const [{ buildApp }, { WorkflowDispatcher }, { Housekeeping }, { SESSION_TTL_MS }] = await Promise.all([
+    import('./http/app'), import('./temporal/dispatcher'), import('./services/housekeeping'), import('./http/plugins/session'),
+  ]);
+  const { prepareTemporal, ...appOptions } = options;
+  // The routes nudge the dispatcher, which logs through the app's logger: it is made once the app is
+  // (and nothing is nudged before `ready`).
+  let nudge = (): void => undefined;
+  const app = await buildApp({ ...appOptions, dispatcher: { nudge: () => nudge() } });
+  const dispatcher = new WorkflowDispatcher({
+    orm: options.orm,
+    starter: options.starter,
+    ...options.config.dispatch,
+    prepare: prepareTemporal,
+    log: app.log,
+  });
+  const housekeeping = new Housekeeping({
+    orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
+    eventRetentionMs: options.config.outbound.eventRetentionMs,
+    sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
+  });
+  nudge = () => dispatcher.nudge();
+  app.addHook('onReady', async () => {
+    dispatcher.start();
+    housekeeping.start();
+  });
+  app.addHook('onClose', async () => {
+    await housekeeping.stop();
+    await dispatcher.stop();
+  });
+  return app;
+}
+
+/**
+ * The API role: builds the app (with its dispatcher and housekeeping) and listens on HOST:PORT.
+ * Each role loads only its own code (the HTTP app here, the Temporal worker below): in the other
+ * role's process it would be about 20-27 MB of heap for nothing.
  */
 export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temporalUiUrl' | 'devMailbox'> = {}): Promise<RunningApi> {
-  const { buildApp } = await import('./http/app');
   const { openFileStorage } = await import('./storage/open-file-storage');
-  const app = await buildApp({
+  const app = await buildApiApp({
     config: core.config,
     orm: core.orm,
-    fulfilment: core.fulfilment,
+    starter: core.starter,
     prepareTemporal: core.prepareTemporal,
     storage: await openFileStorage(core.config),
     clock: () => new Date(),

@@ -3,7 +3,6 @@ import {
   ApplicationFailure,
   condition,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -20,18 +19,8 @@ import type {
 } from '../src/domain/fulfilment';
 import { attachDeliveryItem, purchaseRecorded } from './messages';
 
-/**
- * `orderLineFulfilment` runs started on 2026-11-26 took their database steps as local activities
- * (one workflow task instead of three round trips through the engine) and re-send a failed receipt
- * for a delivery that arrives after the failure (decisions §5, amended), behind this patch. Runs
- * started before replay as they were recorded: remote database steps, no re-send rounds. New runs
- * are `fulfilOrderLine` (the same steps without the patch: a patch also costs every run a search
- * attribute upsert, one more visibility write in the engine).
- */
-export const LOCAL_DB_STEPS_PATCH = 'local-db-steps-and-resend-rounds';
-
-const remoteDbSteps = proxyActivities<Activities>(DATABASE_STEP);
-const localDbSteps = proxyLocalActivities<Activities>(DATABASE_STEP);
+/** Database steps are local activities: one workflow task instead of three round trips through the engine. */
+const db = proxyLocalActivities<Activities>(DATABASE_STEP);
 const { sendOrderAlert } = proxyActivities<Activities>(ORDER_ALERT);
 
 /** The message of the failure at the bottom of an activity failure chain. */
@@ -66,17 +55,6 @@ const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn b
  * outcome, and those that join it are its duplicates.
  */
 export async function fulfilOrderLine(input: FulfilmentInput): Promise<FulfilmentResult> {
-  return fulfil(input, true);
-}
-
-/** The type of runs started before 2026-11-27 (the dispatcher starts `fulfilOrderLine`): kept so they replay and finish. */
-export async function orderLineFulfilment(input: FulfilmentInput): Promise<FulfilmentResult> {
-  return fulfil(input, patched(LOCAL_DB_STEPS_PATCH));
-}
-
-/** `current`: local database steps and re-send rounds; false only for runs recorded before them. */
-async function fulfil(input: FulfilmentInput, current: boolean): Promise<FulfilmentResult> {
-  const db = current ? localDbSteps : remoteDbSteps;
   /** Each attached item with the round it joined: the run's failed sends when it arrived. */
   const attached: Array<{ itemId: string; round: number }> = [];
   const reported = new Set<string>();
@@ -87,8 +65,8 @@ async function fulfil(input: FulfilmentInput, current: boolean): Promise<Fulfilm
     if (!attached.some((a) => a.itemId === itemId)) attached.push({ itemId, round: failedSends });
   };
   setHandler(attachDeliveryItem, ({ itemId }) => attach(itemId));
-  // Current runs are started for their item (no signal); earlier ones got it by signalWithStart.
-  if (current && input.deliveryItemId !== undefined) attach(input.deliveryItemId);
+  // A run is started for its item (no signal).
+  if (input.deliveryItemId !== undefined) attach(input.deliveryItemId);
   setHandler(purchaseRecorded, async () => {
     await condition(() => recorded !== undefined || recordFailure !== undefined);
     if (!recorded) throw ApplicationFailure.nonRetryable(recordFailure ?? 'not recorded', 'PurchaseNotRecorded');
@@ -105,7 +83,7 @@ async function fulfil(input: FulfilmentInput, current: boolean): Promise<Fulfilm
       return { outcome: 'fulfilled', reason: null };
     } catch (error) {
       // From here on a delivery that arrives is a redelivery after the failure, not a join.
-      if (current) failedSends += 1;
+      failedSends += 1;
       const reason = isTimeout(error)
         ? 'receipt email could not be sent within the retry window'
         : `receipt email failed: ${rootMessage(error)}`;
@@ -116,8 +94,8 @@ async function fulfil(input: FulfilmentInput, current: boolean): Promise<Fulfilm
   }
 
   /**
-   * Alerts run beside the rounds (current runs): a staff address that defers mail must not hold
-   * back a redelivery's re-send. Runs recorded before awaited each alert in turn.
+   * Alerts run beside the rounds: a staff address that defers mail must not hold back a
+   * redelivery's re-send.
    */
   const alertRuns: Promise<void>[] = [];
   let alertsPending = 0;
@@ -146,8 +124,7 @@ async function fulfil(input: FulfilmentInput, current: boolean): Promise<Fulfilm
           : { itemId, outcome: 'error', reason: result.reason, purchaseId: null };
       });
       const alerts = await db.recordItemOutcomes({ items: reports });
-      if (current) alertRuns.push(...alerts.map(alert));
-      else for (const request of alerts) await sendOrderAlert(request);
+      alertRuns.push(...alerts.map(alert));
     }
   }
 

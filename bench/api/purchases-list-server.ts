@@ -10,9 +10,9 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config';
 import { createOrm } from '../../src/db/orm';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
-import { FulfilmentClient } from '../../src/temporal/client';
+import { WorkflowStarter } from '../../src/temporal/client';
 import { exitOnFailure } from '../lib/run';
 
 export interface ServerMemory {
@@ -28,8 +28,8 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', BASE_URL: 'http://127.0.0.1' });
   const orm = await createOrm(databaseUrl);
   const temporal = new Client({ connection: Connection.lazy({ address: '127.0.0.1:7233' }) });
-  const app = await buildApp({
-    config, orm, fulfilment: new FulfilmentClient(temporal, config), storage: new LocalDiskStorage(config.fileStorageDir),
+  const app = await buildApiApp({
+    config, orm, starter: new WorkflowStarter(temporal, config), storage: new LocalDiskStorage(config.fileStorageDir),
     clock: () => new Date(),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });

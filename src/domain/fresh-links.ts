@@ -13,7 +13,7 @@ export interface FreshLinksRequest {
   emailRetryWindowMs: number;
 }
 
-/** A fresh-links request as the service asks for it: the fulfilment client adds the retry window. */
+/** A fresh-links request as the service asks for it: the workflow starter adds the retry window. */
 export type FreshLinksAsk = Omit<FreshLinksRequest, 'emailRetryWindowMs'>;
 
 /** The purchases of one customer (customers are per organisation): one email. */
@@ -23,9 +23,4 @@ export interface FreshLinksGroup {
   purchaseIds: string[];
   /** How the links were asked for; absent in runs recorded before it was kept (then `my`). */
   via?: 'my' | 'fresh-link' | 're-arm';
-}
-
-/** No personal data: the request id is random. */
-export function freshLinksWorkflowId(requestId: string): string {
-  return `fresh-links/${requestId}`;
 }

@@ -33,7 +33,7 @@ export interface FulfilmentInput {
   purchaseKey?: string;
 }
 
-/** A sale as the service asks for it: the fulfilment client adds the email retry window. */
+/** A sale as the service asks for it: the workflow starter adds the email retry window. */
 export type FulfilmentRequest = Omit<FulfilmentInput, 'emailRetryWindowMs'>;
 
 export interface RecordedPurchase {

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { PurchaseSource } from './platforms';
+import type { FulfilLineDispatch, FulfilSaleDispatch } from './dispatch';
+import type { FreshLinksAsk } from './fresh-links';
+import type { OrderAlertRequest } from './fulfilment';
+import type { OutboundDeliveryTarget } from './outbound-events';
 import type { RevocationRequest } from './revocation';
 
 /**
@@ -22,26 +25,50 @@ function fittedWorkflowId(head: string[], reference: string, tail: string[]): st
   return [...head, digest, ...tail].join('/');
 }
 
-/**
- * Temporal workflow ids are business keys (organisation, source, order id, product id) and never
- * carry personal data: they are stored and shown in plain text.
+/*
+ * Every outbox row's workflow id, one function per kind, derived from what the row carries (its
+ * payload) so that id and payload cannot disagree. The strings are those of every run recorded so
+ * far: open runs are joined by them, so they never change. Ids are business keys and never carry
+ * personal data: they are stored and shown in plain text. (The `deliver-event` rows the
+ * outbound-events triggers write spell `outboundDeliveryWorkflowId` again in SQL.)
  */
-export function fulfilmentWorkflowId(
-  orgId: string,
-  source: PurchaseSource,
-  externalOrderId: string,
-  productId: string,
-): string {
-  return fittedWorkflowId(['fulfil', orgId, source], externalOrderId, [productId]);
+
+/** The run of one line's product in a webhook order (`fulfil-line`): organisation, platform, order id, product. */
+export function fulfilLineWorkflowId(line: Pick<FulfilLineDispatch['payload'], 'orgId' | 'source' | 'externalOrderId' | 'productId'>): string {
+  return fittedWorkflowId(['fulfil', line.orgId, line.source], line.externalOrderId, [line.productId]);
 }
 
-export function alertWorkflowId(orgId: string, source: PurchaseSource, externalOrderId: string): string {
-  return fittedWorkflowId(['alert', orgId, source], externalOrderId, []);
+/** The one run of an API or dashboard sale (`fulfil-sale`): as a line's, with its order key for the order id. */
+export function fulfilSaleWorkflowId(sale: Pick<FulfilSaleDispatch['payload'], 'orgId' | 'source' | 'orderKey' | 'productId'>): string {
+  return fittedWorkflowId(['fulfil', sale.orgId, sale.source], sale.orderKey, [sale.productId]);
 }
 
-/** One run per event entry: a redelivered event is an entry of its own, whose items find the purchases already revoked. */
+/** An order's staff alert (`order-alert`). */
+export function alertWorkflowId(alert: Pick<OrderAlertRequest, 'orgId' | 'platform' | 'externalOrderId'>): string {
+  return fittedWorkflowId(['alert', alert.orgId, alert.platform], alert.externalOrderId, []);
+}
+
+/** One run per event entry (`revoke`): a redelivered event is an entry of its own, whose items find the purchases already revoked. */
 export function revocationWorkflowId(request: Pick<RevocationRequest, 'orgId' | 'platform' | 'orderRef' | 'deliveryId'>): string {
   return fittedWorkflowId(['revoke', request.orgId, request.platform], request.orderRef, [request.deliveryId]);
+}
+
+/** One run per request (`fresh-links`); no personal data: the request id is random. */
+export function freshLinksWorkflowId(ask: Pick<FreshLinksAsk, 'requestId'>): string {
+  return `fresh-links/${ask.requestId}`;
+}
+
+/**
+ * One run (chain) per product version (`notify-buyers`), ever. The row carries the notification,
+ * not the version: the id is the version's.
+ */
+export function versionNotificationWorkflowId(versionId: string): string {
+  return `notify/${versionId}`;
+}
+
+/** The run of one (event, endpoint) delivery (`deliver-event`): at most 4 + 26 + 1 + 36 + 6 characters, far below the limit. */
+export function outboundDeliveryWorkflowId(target: OutboundDeliveryTarget): string {
+  return `event/${target.eventId}/${target.endpointId}`;
 }
 
 /** SKUs match case-insensitively after trimming (decisions §3). */

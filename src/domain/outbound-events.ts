@@ -29,11 +29,6 @@ export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** An event id: `evt_`, 14 hex digits of microseconds since 1970 and 12 random ones, so ids sort by time. */
 export const EVENT_ID_RE = /^evt_[0-9a-f]{26}$/;
 
-/** The run of one (event, endpoint) delivery: at most 4 + 26 + 1 + 36 + 6 characters, far below Temporal's 255. */
-export function outboundDeliveryWorkflowId(eventId: string, endpointId: string): string {
-  return `event/${eventId}/${endpointId}`;
-}
-
 /** What a delivery run is for. */
 export interface OutboundDeliveryTarget {
   eventId: string;

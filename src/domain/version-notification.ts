@@ -14,7 +14,3 @@ export const NOTICE_BATCH = 50;
 
 /** A run hands over to a new one after this many recipients, so its history stays small. */
 export const CONTINUE_AFTER = 2000;
-
-export function versionNotificationWorkflowId(versionId: string): string {
-  return `notify/${versionId}`;
-}

@@ -12,10 +12,12 @@ import { isoUtc, preparedRows } from '../db/legacy-sql';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { boundedText } from '../domain/field-limits';
 import {
-  DELIVERY_STATES, EVENT_ID_RE, EVENT_TYPES, MAX_ENDPOINTS, outboundDeliveryWorkflowId, ROTATION_OVERLAP_MS,
+  DELIVERY_STATES, EVENT_ID_RE, EVENT_TYPES, MAX_ENDPOINTS, ROTATION_OVERLAP_MS,
   type AttemptOutcome, type EventType, type SentEventType,
 } from '../domain/outbound-events';
 import { isUuid } from '../domain/uuid';
+import { outboundDeliveryWorkflowId } from '../domain/ids';
+import type { NewDispatch } from '../domain/dispatch';
 import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-rows';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
@@ -318,9 +320,10 @@ export async function redeliverEvent(em: EntityManager, orgId: string, eventId: 
        returning endpoint_id as id`,
       [eventId, orgId, endpointId ?? null, event.type, endpointId ?? null],
     );
-    await enqueueDispatches(tx, targets.map((t) => ({
-      kind: 'deliver-event', orgId, workflowId: outboundDeliveryWorkflowId(eventId, t.id), payload: { eventId, endpointId: t.id },
-    })));
+    await enqueueDispatches(tx, targets.map((t): NewDispatch => {
+      const payload = { eventId, endpointId: t.id };
+      return { kind: 'deliver-event', orgId, workflowId: outboundDeliveryWorkflowId(payload), payload };
+    }));
   });
 }
 

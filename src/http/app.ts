@@ -10,17 +10,16 @@ import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import type { DevMailbox } from '../dev/dev-mailbox';
 import type { FileStorage } from '../storage/file-storage';
-import type { FulfilmentClient } from '../temporal/client';
+import type { WorkflowStarter } from '../temporal/client';
 import { CatalogueListings } from '../services/catalogue-listings';
-import { Housekeeping } from '../services/housekeeping';
 import { activeTracing } from '../telemetry/tracing';
-import { WorkflowDispatcher } from '../temporal/dispatcher';
+import type { WorkflowDispatcher } from '../temporal/dispatcher';
 import { registerPrincipal } from './plugins/principal';
 import { registerRequestEntityManager } from './plugins/request-em';
 import { registerErrorHandler, sendError } from './plugins/error-handler';
 import { loggableError, loggableUrl } from '../telemetry/logging';
 import { registerMetrics, type ApiMetrics } from './metrics';
-import { registerSession, SESSION_TTL_MS } from './plugins/session';
+import { registerSession } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
 import { sessionSecretOf } from '../security/session-secret';
 import { sealPlainSecrets } from '../services/integration-settings';
@@ -42,11 +41,14 @@ import { reportRoutes } from './routes/api/reports';
 import { customerPageRoutes } from './routes/customer';
 import { downloadCompleteRoutes } from './routes/download-complete';
 
-/** What the composition root (server.ts / main.ts / tests) gives buildApp. */
+/** What the composition root (roles.ts' API role, or a test) gives buildApp. */
 export interface AppOptions {
   config: Readonly<Config>;
   orm: Orm;
-  fulfilment: FulfilmentClient;
+  /** Pinged by /readyz. */
+  starter: WorkflowStarter;
+  /** The process's outbox dispatcher: routes that record outbox rows nudge it, so their workflows start at once. */
+  dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
   storage: FileStorage;
   /** Injected for tests of expiry; the real clock otherwise. */
   clock: () => Date;
@@ -54,16 +56,12 @@ export interface AppOptions {
   temporalUiUrl?: string;
   /** The embedded dev mailbox, when SMTP_URL is unset (shown in the dashboard). */
   devMailbox?: DevMailbox;
-  /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
-  prepareTemporal?: () => Promise<void>;
   /** Where the log goes: stdout, unless a test reads it. */
   logStream?: DestinationStream;
 }
 
-/** Everything the routes use: the options plus the app's own outbox dispatcher. */
+/** Everything the routes use: the options plus what the app makes for itself. */
 export interface AppDeps extends AppOptions {
-  /** Routes that record outbox rows nudge it, so their workflows start at once. */
-  dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
   /** Seals and opens integration secrets (SECRETS_KEY, or the key file under DATA_DIR). */
   keyRing: KeyRing;
   /** The service's own Prometheus series (GET /metrics). */
@@ -79,8 +77,8 @@ const CATALOGUE_LISTINGS_BYTES = 16 * 1024 * 1024;
 const UNTRACED_PATHS = /^\/(metrics|healthz|readyz)(\?|$)/;
 
 /**
- * Builds the whole HTTP app (API, webhooks, dashboard, customer pages) and its outbox dispatcher,
- * which runs from `ready` to `close` (DISPATCH_LOOPS=0: none); never listens.
+ * Builds the whole HTTP app (API, webhooks, dashboard, customer pages); never listens. The outbox
+ * dispatcher and housekeeping beside it are the API role's (`buildApiApp` in roles.ts).
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -108,26 +106,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const instrumentation = new FastifyOtelInstrumentation({ instrumentHooks: false, ignorePaths: ({ url }) => UNTRACED_PATHS.test(url) });
     await app.register(instrumentation.plugin());
   }
-  const dispatcher = new WorkflowDispatcher({
-    orm: options.orm,
-    fulfilment: options.fulfilment,
-    ...options.config.dispatch,
-    prepare: options.prepareTemporal,
-    log: app.log,
-  });
-  const housekeeping = new Housekeeping({
-    orm: options.orm, clock: options.clock, intervalMs: options.config.housekeepingIntervalMs,
-    eventRetentionMs: options.config.outbound.eventRetentionMs,
-    sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
-  });
-  app.addHook('onReady', async () => {
-    dispatcher.start();
-    housekeeping.start();
-  });
-  app.addHook('onClose', async () => {
-    await housekeeping.stop();
-    await dispatcher.stop();
-  });
   const keyRing = await loadKeyRing(options.config);
   const metrics = await registerMetrics(app, options.orm, options.clock);
   // Secrets stored before sealing existed are sealed once, by whichever process starts first.
@@ -135,7 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await sealPlainSecrets(options.orm.em.fork(), keyRing);
   });
   const deps: AppDeps = {
-    ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, dispatcher, keyRing, metrics,
+    ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, keyRing, metrics,
     catalogueListings: new CatalogueListings(CATALOGUE_LISTINGS_BYTES),
   };
 

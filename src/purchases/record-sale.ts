@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { DownloadLinkSettings } from '../domain/download-links';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import type { FulfilmentRequest } from '../domain/fulfilment';
-import { fulfilmentWorkflowId } from '../domain/ids';
+import { fulfilSaleWorkflowId } from '../domain/ids';
 import { issueDownloadLink, type IssuedLink } from '../services/download-links';
 import { enqueueDispatches } from '../services/workflow-outbox';
 import { recordPurchase, type RecordPurchaseRow } from './record-purchase';
@@ -48,12 +48,8 @@ export async function recordSale(em: EntityManager, input: FulfilmentRequest, li
     }
     if (row.purchase_id !== purchaseKey) throw new ConflictError('this order is already recorded');
     const link = await issueDownloadLink(tx, purchaseKey, links, now);
-    await enqueueDispatches(tx, [{
-      kind: 'fulfil-sale',
-      workflowId: fulfilmentWorkflowId(input.orgId, input.source, orderKey, input.productId),
-      orgId: input.orgId,
-      payload: { ...input, purchaseKey, orderKey },
-    }]);
+    const payload = { ...input, purchaseKey, orderKey };
+    await enqueueDispatches(tx, [{ kind: 'fulfil-sale', workflowId: fulfilSaleWorkflowId(payload), orgId: input.orgId, payload }]);
     return { purchaseId: purchaseKey, customerId: row.purchase_customer_id, link };
   });
 }

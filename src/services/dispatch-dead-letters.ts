@@ -38,6 +38,6 @@ export async function deadLetterDispatches(tx: EntityManager, rows: Array<{ row:
   if (items.length === 0) return;
   const alerts = await recordItemOutcomes(tx, items.map((i) => ({ itemId: i.itemId, outcome: 'error', reason: i.reason, purchaseId: null })));
   await enqueueDispatches(tx, alerts.map((alert) => ({
-    kind: 'order-alert', workflowId: alertWorkflowId(alert.orgId, alert.platform, alert.externalOrderId), orgId: alert.orgId, payload: alert,
+    kind: 'order-alert', workflowId: alertWorkflowId(alert), orgId: alert.orgId, payload: alert,
   })));
 }

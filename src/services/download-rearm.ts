@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError, NotFoundError } from '../domain/errors';
-import { freshLinksWorkflowId, type FreshLinksAsk } from '../domain/fresh-links';
+import type { FreshLinksAsk } from '../domain/fresh-links';
+import { freshLinksWorkflowId } from '../domain/ids';
 import { isUuid } from '../domain/uuid';
 import { forgetPurchaseCoverage } from '../downloads/download-store';
 import { logStaffAction, type StaffActor } from './revocations';
@@ -37,7 +38,7 @@ export async function rearmPurchase(em: EntityManager, orgId: string, purchaseId
     );
     await logStaffAction(tx, purchase, 'rearm', actor, `fresh link sent to ${purchase.email}`, now);
     const request: FreshLinksAsk = { requestId: randomUUID(), target: { purchaseId }, via: 're-arm' };
-    await enqueueDispatches(tx, [{ kind: 'fresh-links', workflowId: freshLinksWorkflowId(request.requestId), orgId, payload: request }]);
+    await enqueueDispatches(tx, [{ kind: 'fresh-links', workflowId: freshLinksWorkflowId(request), orgId, payload: request }]);
     return { purchaseId, linkSentTo: purchase.email };
   });
 }

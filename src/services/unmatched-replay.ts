@@ -17,7 +17,7 @@ import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isEmailAddress } from '../domain/email';
 import type { HeldLine } from '../domain/held-line';
-import { fulfilmentWorkflowId, normaliseSku } from '../domain/ids';
+import { fulfilLineWorkflowId, normaliseSku } from '../domain/ids';
 import type { Platform } from '../domain/platforms';
 import { getProduct, updateProduct } from './products';
 import { enqueueDispatches } from './workflow-outbox';
@@ -136,11 +136,8 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
       `select count(*) from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id where ${HELD_WHERE} and i.held_line is null`,
       [orgId, key],
     );
-    const dispatches: NewDispatch[] = claimed.map((item) => ({
-      kind: 'fulfil-line',
-      workflowId: fulfilmentWorkflowId(orgId, item.platform, item.external_order_id, product.id),
-      orgId,
-      payload: {
+    const dispatches: NewDispatch[] = claimed.map((item) => {
+      const payload = {
         orgId,
         source: item.platform,
         externalOrderId: item.external_order_id,
@@ -153,8 +150,9 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
         sendReceipt: true,
         deliveryItemId: item.id,
         ...(item.held_line.paymentReference !== undefined ? { paymentReference: item.held_line.paymentReference } : {}),
-      },
-    }));
+      };
+      return { kind: 'fulfil-line', workflowId: fulfilLineWorkflowId(payload), orgId, payload };
+    });
     if (claimed.length > 0) {
       const items = claimed.map((item, index) => ({ id: item.id, delivery_id: item.delivery_id, workflow_id: dispatches[index].workflowId }));
       await tx.execute(

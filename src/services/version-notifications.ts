@@ -12,7 +12,7 @@ import {
 } from '../catalogue/version-notification-store';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
-import { versionNotificationWorkflowId } from '../domain/version-notification';
+import { versionNotificationWorkflowId } from '../domain/ids';
 import { enqueueDispatches } from './workflow-outbox';
 
 export const NotificationProgressSchema = z.object({

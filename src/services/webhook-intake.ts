@@ -13,7 +13,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
 import { BusyError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors';
 import type { NewDispatch } from '../domain/dispatch';
-import { alertWorkflowId, fulfilmentWorkflowId, normaliseSku, revocationWorkflowId } from '../domain/ids';
+import { alertWorkflowId, fulfilLineWorkflowId, normaliseSku, revocationWorkflowId } from '../domain/ids';
 import type { RevocationRequest } from '../domain/revocation';
 import { fromMinorUnits } from '../domain/money';
 import { planLine, type MatchedProduct } from '../domain/order-lines';
@@ -324,38 +324,30 @@ function planDeliveries(
         entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null, heldLine });
         continue;
       }
-      const workflowId = fulfilmentWorkflowId(org.orgId, platform, order.externalOrderId, decided.productId);
+      const payload = {
+        orgId: org.orgId,
+        source: platform,
+        externalOrderId: order.externalOrderId,
+        productId: decided.productId,
+        customer: { email: email!, name: order.customer.name ?? '' },
+        amount,
+        currency,
+        paymentMethod: platform,
+        test: order.test,
+        sendReceipt: true,
+        deliveryItemId: itemId,
+        ...paymentReferenceOf(order),
+      };
+      const workflowId = fulfilLineWorkflowId(payload);
       entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: null, reason: null, workflowId });
       if (!entry.workflowIds.includes(workflowId)) entry.workflowIds.push(workflowId);
-      plan.dispatches.push({
-        kind: 'fulfil-line',
-        workflowId,
-        orgId: org.orgId,
-        payload: {
-          orgId: org.orgId,
-          source: platform,
-          externalOrderId: order.externalOrderId,
-          productId: decided.productId,
-          customer: { email: email!, name: order.customer.name ?? '' },
-          amount,
-          currency,
-          paymentMethod: platform,
-          test: order.test,
-          sendReceipt: true,
-          deliveryItemId: itemId,
-          ...paymentReferenceOf(order),
-        },
-      });
+      plan.dispatches.push({ kind: 'fulfil-line', workflowId, orgId: org.orgId, payload });
     }
     if (alertDue(entry.items.map((i) => i.outcome))) {
-      const workflowId = alertWorkflowId(org.orgId, platform, order.externalOrderId);
+      const payload = { orgId: org.orgId, platform, externalOrderId: order.externalOrderId, deliveryId: entry.id };
+      const workflowId = alertWorkflowId(payload);
       entry.workflowIds.push(workflowId);
-      plan.dispatches.push({
-        kind: 'order-alert',
-        workflowId,
-        orgId: org.orgId,
-        payload: { orgId: org.orgId, platform, externalOrderId: order.externalOrderId, deliveryId: entry.id },
-      });
+      plan.dispatches.push({ kind: 'order-alert', workflowId, orgId: org.orgId, payload });
     }
     plan.entries.push(entry);
   }

@@ -85,7 +85,7 @@ export function runPriority(kind: DispatchKind, orgId: string | null): Priority 
 }
 
 /** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW, OUTBOUND_RETRY_SCHEDULE). */
-export type FulfilmentPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs' | 'outbound'>;
+export type WorkflowStartPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs' | 'outbound'>;
 
 /**
  * A client whose connection is made on first use: an API process starts, and accepts deliveries
@@ -100,20 +100,21 @@ export function connectTemporal(address: string, namespace: string, keyRing: Key
 }
 
 /**
- * The only place that knows start options, the email retry window and what an unreachable engine
- * means to a caller. Workflows are keyed by organisation, source, order id and product
+ * Starts (or joins) the workflow run of each outbox row, whatever its kind: fulfilment, alerts, fresh
+ * links, revocations, version notices, outbound events. The only place that knows start options,
+ * the email retry window and what an unreachable engine means to a caller. Fulfilment runs are keyed by organisation, source, order id and product
  * (`src/domain/ids`); a run already open for that key is joined, a closed one does not block a new
  * run (the database decides whether it is a duplicate). Activity timeouts and retries are the
  * presets of `src/domain/activity-policy`.
  */
-export class FulfilmentClient {
+export class WorkflowStarter {
   private readonly taskQueue: string;
   private readonly emailRetryWindowMs: number;
   private readonly retryScheduleMs: number[];
 
   constructor(
     private readonly client: Client,
-    policy: FulfilmentPolicy,
+    policy: WorkflowStartPolicy,
   ) {
     this.taskQueue = policy.temporal.taskQueue;
     this.emailRetryWindowMs = policy.emailRetryWindowMs;

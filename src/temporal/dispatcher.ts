@@ -18,11 +18,11 @@ import {
   type DispatchFailure,
 } from '../services/workflow-outbox';
 import { inSpan, SpanKind } from '../telemetry/tracing';
-import { dispatchFailureKind, dispatchFailureText, type FulfilmentClient } from './client';
+import { dispatchFailureKind, dispatchFailureText, type WorkflowStarter } from './client';
 
 export interface DispatcherOptions {
   orm: Orm;
-  fulfilment: Pick<FulfilmentClient, 'dispatch'>;
+  starter: Pick<WorkflowStarter, 'dispatch'>;
   /** Rows one loop claims at a time (their starts run side by side). */
   batchSize: number;
   /** Refusals (not unreachability) after which a row becomes a dead letter. */
@@ -95,7 +95,7 @@ export class WorkflowDispatcher {
       await Promise.all(rows.map(async (row: ClaimedDispatch) => {
         try {
           await inSpan(`dispatch ${row.kind}`, { traceParent: row.traceParent, kind: SpanKind.PRODUCER, attributes: { 'workflow.id': row.workflowId } },
-            () => this.options.fulfilment.dispatch(row));
+            () => this.options.starter.dispatch(row));
           done.push(row.id);
         } catch (error) {
           const message = dispatchFailureText(error);

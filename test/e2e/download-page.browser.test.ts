@@ -111,7 +111,7 @@ test('the downloader fetches every file with a progress bar to 100%, saves them,
 
 test('an expired link shows the 410 page with its button', async () => {
   const { token } = await seedPurchase(h, org.orgId, product, { now: clock() });
-  offsetMs = 49 * 3_600_000;
+  offsetMs = h.config.downloadLinks.ttlMs + 3_600_000; // an hour past the link's lifetime
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
   const page = await context.newPage();
   const res = await page.goto(`${base}/d/${token}`);

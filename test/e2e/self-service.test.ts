@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DevMail } from '../../src/dev/dev-mailbox';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { SELF_SERVICE_LIMITS } from '../../src/http/routes/customer/limits';
-import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
+import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { freshLinkRunsSettled, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import { eventually } from '../helpers/webhooks';
@@ -181,7 +181,7 @@ describe('the fresh-link button of a spent link', () => {
     const email = `sam-${randomBytes(3).toString('hex')}@example.com`;
     const { token } = await seedPurchase(h, acme.orgId, ebook, { email, now: clock() });
     await seedPurchase(h, acme.orgId, course, { email }); // another purchase: not part of this link
-    offsetMs = 49 * 3_600_000;
+    offsetMs = h.config.downloadLinks.ttlMs + 3_600_000; // an hour past the link's lifetime
     expect((await fetch(`${base}/d/${token}`)).status).toBe(410);
 
     const attacker = `attacker-${randomBytes(3).toString('hex')}@example.com`;
@@ -226,8 +226,8 @@ test('the customer pages\' assets are served, and nothing else under their prefi
 });
 
 test('when Temporal is out of reach, /my and the button answer at once and the links go out through another process', async () => {
-  const unreachable = unreachableFulfilment(h.config);
-  const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock });
+  const unreachable = unreachableStarter(h.config);
+  const app = await buildApiApp({ config: h.config, orm: h.orm, starter: unreachable, storage: h.storage, clock });
   await app.ready();
   const email = `outage-${Date.now()}@example.com`;
   try {

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import type { Harness } from './harness';
 
 /** Debian's Chromium, headless, with nothing that talks to the network on its own. */
@@ -21,8 +21,8 @@ export const TEMPORAL_UI_URL = 'http://temporal-ui.test:8233';
  * Settings and links to a Temporal UI.
  */
 export async function listenDashboard(h: Harness): Promise<{ app: FastifyInstance; base: string }> {
-  const app = await buildApp({
-    config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+  const app = await buildApiApp({
+    config: h.config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(),
     devMailbox: h.mailbox, temporalUiUrl: TEMPORAL_UI_URL,
   });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -9,11 +9,11 @@ import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { createMailer, type Mailer } from '../../src/mail/mailer';
 import type { FileStorage } from '../../src/storage/file-storage';
 import { openFileStorage } from '../../src/storage/open-file-storage';
-import { connectTemporal, FulfilmentClient } from '../../src/temporal/client';
+import { connectTemporal, WorkflowStarter } from '../../src/temporal/client';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { createWorker, type ServiceWorker } from '../../src/temporal/worker';
 import { createTestDatabase } from './database';
@@ -37,7 +37,7 @@ export interface Harness {
   mailbox: DevMailbox;
   mailer: Mailer;
   temporal: Client;
-  fulfilment: FulfilmentClient;
+  starter: WorkflowStarter;
   /** The harness's SECRETS_KEY ring (the key file under its DATA_DIR): payloads and secrets. */
   keyRing: KeyRing;
   /** Local disk under the harness's DATA_DIR, or S3 when `env` sets STORAGE_URL. */
@@ -71,7 +71,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);
   await ensureSearchAttributes(connection, config.temporal.namespace);
-  const fulfilment = new FulfilmentClient(temporal, config);
+  const starter = new WorkflowStarter(temporal, config);
   const mailer = createMailer(mailbox.url, config.mailFrom);
   const storage = await openFileStorage(config);
 
@@ -95,13 +95,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     closeWorkerConnection = () => created.connection.close();
   }
 
-  const app = await buildApp({
-    config, orm, fulfilment, storage, clock: options.clock ?? (() => new Date()),
+  const app = await buildApiApp({
+    config, orm, starter, storage, clock: options.clock ?? (() => new Date()),
   });
   await app.ready();
 
   return {
-    config, orm, mailbox, mailer, temporal, fulfilment, keyRing, storage, app,
+    config, orm, mailbox, mailer, temporal, starter, keyRing, storage, app,
     async close() {
       await app.close();
       if (worker) {
@@ -119,7 +119,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-/** A fulfilment client whose engine is never reachable (a closed port): stands for a Temporal outage. */
-export function unreachableFulfilment(config: Config): FulfilmentClient {
-  return new FulfilmentClient(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }), namespace: config.temporal.namespace }), config);
+/** A workflow starter whose engine is never reachable (a closed port): stands for a Temporal outage. */
+export function unreachableStarter(config: Config): WorkflowStarter {
+  return new WorkflowStarter(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }), namespace: config.temporal.namespace }), config);
 }

@@ -10,11 +10,11 @@ import type { Config } from '../../src/config';
 import { createOrm, type Orm } from '../../src/db/orm';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
 import type { DispatchRequest, NewDispatch } from '../../src/domain/dispatch';
-import { buildApp } from '../../src/http/app';
-import type { FulfilmentClient } from '../../src/temporal/client';
+import { buildApiApp } from '../../src/roles';
+import type { WorkflowStarter } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
-import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
+import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedUser } from '../helpers/seed';
 import {
   eventually,
@@ -49,8 +49,8 @@ function withDispatch(config: Readonly<Config>, dispatch: Partial<Config['dispat
 }
 
 /** An app as another API process would run it: the harness's database and Temporal, its own dispatcher. */
-async function apiProcess(fulfilment: FulfilmentClient = h.fulfilment, orm: Orm = h.orm): Promise<FastifyInstance> {
-  const app = await buildApp({ config: withDispatch(h.config, { loops: 2 }), orm, fulfilment, storage: h.storage, clock: () => new Date() });
+async function apiProcess(starter: WorkflowStarter = h.starter, orm: Orm = h.orm): Promise<FastifyInstance> {
+  const app = await buildApiApp({ config: withDispatch(h.config, { loops: 2 }), orm, starter, storage: h.storage, clock: () => new Date() });
   await app.ready();
   return app;
 }
@@ -83,7 +83,7 @@ test('a process that stopped between commit and dispatch: its rows are dispatche
 });
 
 test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz shows the backlog; all fulfilled once it is back', async () => {
-  const down = await apiProcess(unreachableFulfilment(h.config));
+  const down = await apiProcess(unreachableStarter(h.config));
   const ids: string[] = [];
   try {
     for (let i = 0; i < 5; i += 1) {
@@ -136,13 +136,13 @@ test('two API processes never hold the same row at once, and every row is dispat
   let overlaps = 0;
   const counting = (orm: Orm): WorkflowDispatcher => new WorkflowDispatcher({
     orm,
-    fulfilment: {
+    starter: {
       async dispatch(request: NewDispatch) {
         if (inFlight.has(request.workflowId)) overlaps += 1;
         inFlight.add(request.workflowId);
         calls.set(request.workflowId, (calls.get(request.workflowId) ?? 0) + 1);
         try {
-          await h.fulfilment.dispatch(request);
+          await h.starter.dispatch(request);
         } finally {
           inFlight.delete(request.workflowId);
         }
@@ -196,7 +196,7 @@ test('a row dispatched again after its run finished (a crash before the delete) 
   const before = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
   expect(before.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
 
-  await h.fulfilment.dispatch(row);
+  await h.starter.dispatch(row);
   await h.temporal.workflow.getHandle(row.workflowId).result();
   const after = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
   expect(after.status).toBe('Success');
@@ -212,7 +212,7 @@ test('a row dispatched again after its receipt failed does not re-send it (only 
   const attempts = h.mailbox.rejections().filter((r) => r.address === email).length;
   expect(attempts).toBe(1);
 
-  await h.fulfilment.dispatch(row);
+  await h.starter.dispatch(row);
   await h.temporal.workflow.getHandle(row.workflowId).result();
   expect(h.mailbox.rejections().filter((r) => r.address === email)).toHaveLength(1);
   const after = await h.orm.em.fork().findOneOrFail(WebhookDelivery, deliveryId, { populate: ['items'] });
@@ -221,9 +221,9 @@ test('a row dispatched again after its receipt failed does not re-send it (only 
 
 test('over its share of the in-flight limit a delivery is refused at once with 503 and Retry-After, nothing is recorded for it, and another organisation is still accepted', async () => {
   const other = await seedWebhookOrg(h);
-  const app = await buildApp({
+  const app = await buildApiApp({
     config: { ...withDispatch(h.config, { loops: 0 }), webhookMaxInFlight: 4 },
-    orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+    orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(),
   });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = new URL(base);
@@ -267,7 +267,7 @@ test('over its share of the in-flight limit a delivery is refused at once with 5
 
 test('a delivery that cannot be recorded (every database connection busy) is answered 503 within about a second', async () => {
   const tiny = await createOrm(h.config.databaseUrl!, { pool: { min: 0, max: 1, acquireTimeoutMillis: 1_000 } });
-  const app = await apiProcess(h.fulfilment, tiny);
+  const app = await apiProcess(h.starter, tiny);
   try {
     const hold = tiny.em.fork().execute('select pg_sleep(3)');
     await new Promise((r) => setTimeout(r, 100));
@@ -313,9 +313,9 @@ test('a row Temporal refuses for good is a dead letter at once: its item ends er
 
 test('an organisation with DISPATCH_ORGANISATION_BACKLOG rows waiting is answered 503 with Retry-After; another organisation is not', async () => {
   const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
-  const app = await buildApp({
+  const app = await buildApiApp({
     config: { ...withDispatch(h.config, { loops: 0 }), organisationBacklog: 2 },
-    orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(),
+    orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(),
   });
   const deliver = async (orgId: string, orderId: string) => {
     const request = signedRequest('cart-e', orgId, withEmail('cart-e', orderBody('cart-e', orgId, orderId), 'capped@example.com'));

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { encryptedPayloads } from '../../src/temporal/encryption-codec';
 import { startHarness, type Harness } from '../helpers/harness';
 import { EMAIL_ADDRESS } from '../helpers/privacy';
@@ -87,8 +87,8 @@ describe('L7. logs carry no tokens, query-string emails or SQL values', () => {
         done();
       },
     });
-    const app = await buildApp({
-      config: { ...h.config, logLevel: 'info' }, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(), logStream,
+    const app = await buildApiApp({
+      config: { ...h.config, logLevel: 'info' }, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(), logStream,
     });
     await app.ready();
     const token = randomBytes(32).toString('base64url');

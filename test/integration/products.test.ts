@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Organisation, Product, ProductSku, ProductVersion } from '../../src/db/entities';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { AUTH_FAILURES, seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct } from '../helpers/seed';
@@ -113,7 +113,7 @@ describe('GET /api/products from an API process that answered it before', () => 
   // A second app on the same database: another API process, with listings of its own kept.
   let other: FastifyInstance;
   beforeAll(async () => {
-    other = await buildApp({ config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+    other = await buildApiApp({ config: h.config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date() });
     await other.ready();
   });
   afterAll(() => other?.close());

@@ -1,7 +1,7 @@
 import { Customer, DownloadToken, Purchase } from '../../src/db/entities';
-import { fulfilmentWorkflowId } from '../../src/domain/ids';
-import { buildApp } from '../../src/http/app';
-import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
+import { fulfilSaleWorkflowId } from '../../src/domain/ids';
+import { buildApiApp } from '../../src/roles';
+import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { eventually } from '../helpers/webhooks';
 
@@ -82,11 +82,11 @@ test('a sale\'s outbox row dispatched again (a crash after the start) starts no 
   const purchaseId = /data-purchase-id="([^"]+)"/.exec(res.body)![1];
   await h.mailbox.waitFor((m) => m.to.includes(email), 20_000);
   const orderKey = `sale-${purchaseId}`;
-  const workflowId = fulfilmentWorkflowId(org.orgId, 'api', orderKey, product.productId);
+  const workflowId = fulfilSaleWorkflowId({ orgId: org.orgId, source: 'api', orderKey, productId: product.productId });
   const first = await h.temporal.workflow.getHandle(workflowId).describe();
   await h.temporal.workflow.getHandle(workflowId).result();
 
-  await h.fulfilment.dispatch({
+  await h.starter.dispatch({
     kind: 'fulfil-sale',
     workflowId,
     orgId: org.orgId,
@@ -201,7 +201,7 @@ test('multipart form fields work like URL-encoded ones', async () => {
 test('with the workflow engine out of reach the sale is still recorded and answered; the outbox sends its receipt later', async () => {
   // This app's engine never answers; the harness's app, another API process on the same
   // database, stands for the engine coming back: its dispatcher takes the sale's row.
-  const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachableFulfilment(h.config), storage: h.storage, clock: () => new Date() });
+  const app = await buildApiApp({ config: h.config, orm: h.orm, starter: unreachableStarter(h.config), storage: h.storage, clock: () => new Date() });
   await app.ready();
   try {
     const email = `outage-${Date.now()}@example.com`;

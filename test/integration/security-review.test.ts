@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Client, Connection } from '@temporalio/client';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { loadKeyRing, newKey, SECRETS_KEY_FILE } from '../../src/security/key-ring';
 import { Housekeeping } from '../../src/services/housekeeping';
 import { resealSecrets } from '../../src/services/integration-settings';
@@ -107,7 +107,7 @@ describe('2. X-Forwarded-For is believed only from configured proxies', () => {
   });
 
   test('with TRUST_PROXY naming the proxy, the address it forwards is the client', async () => {
-    const app = await buildApp({ config: { ...h.config, trustProxy: ['198.51.100.7'] }, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+    const app = await buildApiApp({ config: { ...h.config, trustProxy: ['198.51.100.7'] }, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date() });
     try {
       await app.ready();
       const statuses: number[] = [];
@@ -163,7 +163,7 @@ describe('4. the dev mailbox shows an organisation only its own mail', () => {
     const ownId = await sent(org.orgId, 'mine@example.com', 'Your download: Mine');
     const foreignId = await sent(other.orgId, 'theirs@example.com', 'Your download: Theirs');
 
-    const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(), devMailbox: h.mailbox });
+    const app = await buildApiApp({ config: h.config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(), devMailbox: h.mailbox });
     try {
       await app.ready();
       const admin = await seedUser(h, org.orgId, 'admin');
@@ -242,7 +242,7 @@ describe('8. integration secrets are encrypted at rest', () => {
       [wh.orgId, secret],
     );
     const start = async (config: typeof h.config) => {
-      const app = await buildApp({ config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+      const app = await buildApiApp({ config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date() });
       await app.ready();
       return app;
     };
@@ -276,7 +276,7 @@ describe('9. personal data stays out of Temporal history', () => {
 
   beforeAll(async () => {
     workflowId = `fulfil/${org.orgId}/api/privacy-${Date.now()}/${product.productId}`;
-    await h.fulfilment.dispatch({
+    await h.starter.dispatch({
       kind: 'fulfil-line', workflowId, orgId: org.orgId,
       payload: {
         orgId: org.orgId, source: 'storefront-a', externalOrderId: `privacy-${Date.now()}`, productId: product.productId,
@@ -308,7 +308,7 @@ describe('9. personal data stays out of Temporal history', () => {
     let sealedInput: { metadata: Record<string, string>; data: string };
 
     beforeAll(async () => {
-      app = await buildApp({ config: { ...h.config, temporal: { ...h.config.temporal, uiUrl: uiOrigin } }, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date() });
+      app = await buildApiApp({ config: { ...h.config, temporal: { ...h.config.temporal, uiUrl: uiOrigin } }, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date() });
       await app.ready();
       const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
       const input = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
@@ -373,7 +373,7 @@ describe('11. sessions the server can end, stronger password hashes and rules', 
     const user = await seedUser(h, org.orgId, 'member');
     const used = await signIn(h.app, user.email);
     const unused = await signIn(h.app, user.email);
-    const later = (ms: number) => buildApp({ config: h.config, orm: h.orm, fulfilment: h.fulfilment, storage: h.storage, clock: () => new Date(Date.now() + ms) });
+    const later = (ms: number) => buildApiApp({ config: h.config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(Date.now() + ms) });
     const soon = await later(h.config.sessionIdleTimeoutMs - 120_000);
     const idle = await later(h.config.sessionIdleTimeoutMs + 60_000);
     try {

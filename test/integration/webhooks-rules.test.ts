@@ -13,11 +13,11 @@ import {
   WebhookDeliveryItem,
 } from '../../src/db/entities';
 import { randomUUID } from 'node:crypto';
-import { buildApp } from '../../src/http/app';
+import { buildApiApp } from '../../src/roles';
 import { deliveryWrite, recordDeliveries } from '../../src/services/delivery-log';
 import type { Platform } from '../../src/domain/platforms';
 import type { ProductStatus } from '../../src/domain/statuses';
-import { startHarness, unreachableFulfilment, type Harness } from '../helpers/harness';
+import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
 import {
   configureIntegration,
@@ -434,8 +434,8 @@ test('customers are found by email case-insensitively across platforms', async (
 
 test('Temporal out of reach in the receiving process → 200 at once, Pending, and fulfilled by a process that reaches it', async () => {
   const org = await seedWebhookOrg(h);
-  const unreachable = unreachableFulfilment(h.config);
-  const app = await buildApp({ config: h.config, orm: h.orm, fulfilment: unreachable, storage: h.storage, clock: () => new Date() });
+  const unreachable = unreachableStarter(h.config);
+  const app = await buildApiApp({ config: h.config, orm: h.orm, starter: unreachable, storage: h.storage, clock: () => new Date() });
   await app.ready();
   let res: Awaited<ReturnType<typeof send>>;
   try {

@@ -32,7 +32,7 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref())]);
       const [outbox, temporal] = await Promise.all([
         withTimeout(deps.metrics.outboxBacklog()).catch(() => null),
-        withTimeout(deps.fulfilment.ping()).then(() => true, () => false),
+        withTimeout(deps.starter.ping()).then(() => true, () => false),
       ]);
       const database = outbox !== null;
       return reply.code(database ? 200 : 503).send({ ok: database, database, temporal, outbox });

@@ -1,4 +1,5 @@
-import { busyWaitMs, outboundDeliveryWorkflowId } from '../../../src/domain/outbound-events';
+import { outboundDeliveryWorkflowId } from '../../../src/domain/ids';
+import { busyWaitMs } from '../../../src/domain/outbound-events';
 import { nonPublicReason } from '../../../src/events/addresses';
 import { EndpointSlots } from '../../../src/events/endpoint-slots';
 
@@ -57,7 +58,7 @@ describe('endpoint slots', () => {
 });
 
 test('a delivery run\'s id stays far below Temporal\'s 255 characters', () => {
-  expect(outboundDeliveryWorkflowId(`evt_${'f'.repeat(26)}`, 'ffffffff-ffff-ffff-ffff-ffffffffffff').length).toBeLessThan(100);
+  expect(outboundDeliveryWorkflowId({ eventId: `evt_${'f'.repeat(26)}`, endpointId: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }).length).toBeLessThan(100);
 });
 
 test('busy waits grow, are spread, and stay under 45 s', () => {

@@ -11,6 +11,21 @@ import {
 import { principalOf } from '../../plugins/principal';
 import type { AppDeps } from '../../app';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
+import { ADAPTERS } from '../../../webhooks/registry';
+
+/** The OpenAPI text of the integration routes, from the adapters' declarations (as the Integrations page reads them). */
+const INTEGRATIONS_SUMMARY = `The ${ADAPTERS.length} sales platforms (${ADAPTERS.map((a) => a.platform).join(', ')}): `
+  + 'configured or not, and the webhook URL to give each';
+const INTEGRATION_PUT_DESCRIPTION = [
+  'Body: the platform\'s secret field (`secret` is accepted for `privateKey` too):',
+  '',
+  ...ADAPTERS.map((a) => `- ${a.platform}: \`{${a.secretField.field}}\` — ${a.secretField.label}`
+    + (a.routing.kind === 'shared'
+      ? `; also an optional \`{accountId}\` (${a.routing.accountIdHint.replace(/\.$/, '')}), which another organisation must not have registered (409)`
+      : '')),
+  '',
+  'Unknown platform: 404.',
+].join('\n');
 
 /** Settings: the organisation's support address and the sales platforms' secrets (owner/admin), each user's own API key (any role). */
 export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
@@ -18,7 +33,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.get('/api/settings/integrations', {
       config: { access: 'admin' },
       schema: {
-        summary: 'The six sales platforms: configured or not, and the webhook URL to give each',
+        summary: INTEGRATIONS_SUMMARY,
         tags: ['settings'],
         response: { 200: z.array(IntegrationJsonSchema) },
       },
@@ -28,8 +43,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       config: { access: 'admin' },
       schema: {
         summary: 'Set a platform\'s secret (never returned)',
-        description: 'Body `{secret}`; for reseller-d-classic `{privateKey}`; for payments-c also an optional '
-          + '`{accountId}`, which another organisation must not have registered (409). Unknown platform: 404.',
+        description: INTEGRATION_PUT_DESCRIPTION,
         tags: ['settings'],
         // A string, not an enum: an unknown platform is a resource that does not exist (404), not bad input.
         params: z.object({ platform: boundedText(FIELD_LIMITS.id).describe(PLATFORMS.join(', ')) }),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { freshLinksWorkflowId, type FreshLinksAsk } from '../../../domain/fresh-links';
+import type { FreshLinksAsk } from '../../../domain/fresh-links';
+import { freshLinksWorkflowId } from '../../../domain/ids';
 import { enqueueDispatches } from '../../../services/workflow-outbox';
 import type { AppDeps } from '../../app';
 
@@ -11,7 +12,7 @@ import type { AppDeps } from '../../app';
 export async function requestFreshLinks(deps: AppDeps, target: FreshLinksAsk['target'], orgId: string | null = null): Promise<void> {
   const request: FreshLinksAsk = { requestId: randomUUID(), target };
   await enqueueDispatches(deps.orm.em.fork(), [
-    { kind: 'fresh-links', workflowId: freshLinksWorkflowId(request.requestId), orgId, payload: request },
+    { kind: 'fresh-links', workflowId: freshLinksWorkflowId(request), orgId, payload: request },
   ]);
   deps.dispatcher.nudge();
 }

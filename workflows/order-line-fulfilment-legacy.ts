@@ -1,0 +1,195 @@
+/*
+ * FROZEN: the legacy workflow type `orderLineFulfilment`, kept only so that its runs still in flight
+ * replay and finish as they were recorded (test/integration/workflow-replay.test.ts keeps their
+ * histories). Temporal replays a run against this code: do not change what it does, nor the
+ * helpers here (they are copies, so that changes to `fulfilOrderLine` cannot reach it). New runs are
+ * `fulfilOrderLine` (order-line-fulfilment.ts).
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  uuid4,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { DATABASE_STEP, emailWithin, ORDER_ALERT } from '../src/domain/activity-policy';
+import type {
+  FulfilmentInput,
+  FulfilmentResult,
+  ItemOutcomeReport,
+  OrderAlertRequest,
+  RecordedPurchase,
+} from '../src/domain/fulfilment';
+import { attachDeliveryItem, purchaseRecorded } from './messages';
+
+/**
+ * `orderLineFulfilment` runs started on 2026-11-26 took their database steps as local activities
+ * (one workflow task instead of three round trips through the engine) and re-send a failed receipt
+ * for a delivery that arrives after the failure (decisions §5, amended), behind this patch. Runs
+ * started before replay as they were recorded: remote database steps, no re-send rounds. New runs
+ * are `fulfilOrderLine` (the same steps without the patch: a patch also costs every run a search
+ * attribute upsert, one more visibility write in the engine).
+ */
+export const LOCAL_DB_STEPS_PATCH = 'local-db-steps-and-resend-rounds';
+
+const remoteDbSteps = proxyActivities<Activities>(DATABASE_STEP);
+const localDbSteps = proxyLocalActivities<Activities>(DATABASE_STEP);
+const { sendOrderAlert } = proxyActivities<Activities>(ORDER_ALERT);
+
+/** The message of the failure at the bottom of an activity failure chain. */
+function rootMessage(error: unknown): string {
+  let current = error as { cause?: unknown; message?: string } | undefined;
+  while (current?.cause) current = current.cause as typeof current;
+  return current?.message ?? String(error);
+}
+
+/** The retry window ran out: a timeout, or no retry left inside the schedule-to-close timeout. */
+function isTimeout(error: unknown): boolean {
+  if (error instanceof ActivityFailure && error.retryState === 'TIMEOUT') return true;
+  return (error as { cause?: { name?: string } }).cause?.name === 'TimeoutFailure';
+}
+
+interface RoundResult {
+  outcome: FulfilmentResult['outcome'];
+  reason: string | null;
+}
+
+/** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
+const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn before the receipt was sent' };
+
+/** The type of runs started before 2026-11-27 (the dispatcher starts `fulfilOrderLine`): kept so they replay and finish. */
+export async function orderLineFulfilment(input: FulfilmentInput): Promise<FulfilmentResult> {
+  return fulfil(input, patched(LOCAL_DB_STEPS_PATCH));
+}
+
+/** `current`: local database steps and re-send rounds; false only for runs recorded before them. */
+async function fulfil(input: FulfilmentInput, current: boolean): Promise<FulfilmentResult> {
+  const db = current ? localDbSteps : remoteDbSteps;
+  /** Each attached item with the round it joined: the run's failed sends when it arrived. */
+  const attached: Array<{ itemId: string; round: number }> = [];
+  const reported = new Set<string>();
+  let failedSends = 0;
+  let recorded: RecordedPurchase | undefined;
+  let recordFailure: string | undefined;
+  const attach = (itemId: string) => {
+    if (!attached.some((a) => a.itemId === itemId)) attached.push({ itemId, round: failedSends });
+  };
+  setHandler(attachDeliveryItem, ({ itemId }) => attach(itemId));
+  // Current runs are started for their item (no signal); earlier ones got it by signalWithStart.
+  if (current && input.deliveryItemId !== undefined) attach(input.deliveryItemId);
+  setHandler(purchaseRecorded, async () => {
+    await condition(() => recorded !== undefined || recordFailure !== undefined);
+    if (!recorded) throw ApplicationFailure.nonRetryable(recordFailure ?? 'not recorded', 'PurchaseNotRecorded');
+    return recorded;
+  });
+
+  const { sendReceipt } = proxyActivities<Activities>(emailWithin(input.emailRetryWindowMs));
+
+  async function send(purchaseId: string): Promise<RoundResult> {
+    try {
+      // Runs recorded before revocation existed returned nothing: sent.
+      const sent = await sendReceipt({ purchaseId, sendKey: uuid4() });
+      if (sent?.withdrawn) return WITHDRAWN;
+      return { outcome: 'fulfilled', reason: null };
+    } catch (error) {
+      // From here on a delivery that arrives is a redelivery after the failure, not a join.
+      if (current) failedSends += 1;
+      const reason = isTimeout(error)
+        ? 'receipt email could not be sent within the retry window'
+        : `receipt email failed: ${rootMessage(error)}`;
+      log.warn('receipt failed', { purchaseId, reason });
+      await db.markReceiptFailed({ purchaseId });
+      return { outcome: 'error', reason };
+    }
+  }
+
+  /**
+   * Alerts run beside the rounds (current runs): a staff address that defers mail must not hold
+   * back a redelivery's re-send. Runs recorded before awaited each alert in turn.
+   */
+  const alertRuns: Promise<void>[] = [];
+  let alertsPending = 0;
+  async function alert(request: OrderAlertRequest): Promise<void> {
+    alertsPending += 1;
+    try {
+      await sendOrderAlert(request);
+    } finally {
+      alertsPending -= 1;
+    }
+  }
+
+  /**
+   * Reports the items of rounds up to `round`, including those attached while reporting (the
+   * server refuses to complete a run while a signal is unhandled, so none is lost).
+   */
+  async function report(round: number, starter: string | undefined, result: RoundResult): Promise<void> {
+    for (;;) {
+      const batch = attached.filter((a) => a.round <= round && !reported.has(a.itemId));
+      if (batch.length === 0) return;
+      const reports = batch.map(({ itemId }): ItemOutcomeReport => {
+        reported.add(itemId);
+        if (itemId === starter) return { itemId, outcome: result.outcome, reason: result.reason, purchaseId: recorded?.purchaseId ?? null };
+        return recorded
+          ? { itemId, outcome: 'duplicate', reason: null, purchaseId: recorded.purchaseId }
+          : { itemId, outcome: 'error', reason: result.reason, purchaseId: null };
+      });
+      const alerts = await db.recordItemOutcomes({ items: reports });
+      if (current) alertRuns.push(...alerts.map(alert));
+      else for (const request of alerts) await sendOrderAlert(request);
+    }
+  }
+
+  try {
+    // A sale recorded by its request comes with its purchase's id: the run finds it as its own.
+    recorded = await db.recordPurchase({ ...input, purchaseKey: input.purchaseKey ?? uuid4() });
+  } catch (error) {
+    recordFailure = rootMessage(error);
+  }
+
+  let result: RoundResult;
+  if (!recorded) {
+    result = { outcome: 'error', reason: recordFailure ?? 'purchase could not be recorded' };
+  } else if (recorded.revoked && !recorded.alreadyReported) {
+    result = WITHDRAWN;
+  } else if (recorded.alreadyReported || (!recorded.created && recorded.receiptStatus !== 'failed')) {
+    // Already recorded: by another run, or by this very item's earlier run (a repeated dispatch).
+    result = { outcome: 'duplicate', reason: null };
+  } else if (!input.sendReceipt) {
+    result = { outcome: 'fulfilled', reason: null };
+  } else {
+    result = await send(recorded.purchaseId);
+  }
+
+  let round = 0;
+  let starter = input.deliveryItemId;
+  const unreported = () => attached.find((a) => !reported.has(a.itemId));
+  for (;;) {
+    await report(round, starter, result);
+    const next = unreported();
+    if (!next) {
+      if (alertsPending === 0) break;
+      await condition(() => alertsPending === 0 || unreported() !== undefined);
+      continue;
+    }
+    // Joined the current round while alerts went out: the next report takes it as a duplicate.
+    if (next.round <= round) continue;
+    // A later round needs a failed send, so a recorded purchase; without one nothing is left to do.
+    if (!recorded) break;
+    round = next.round;
+    starter = next.itemId;
+    result = await send(recorded.purchaseId);
+  }
+  await Promise.all(alertRuns);
+
+  return {
+    purchaseId: recorded?.purchaseId ?? '',
+    customerId: recorded?.customerId ?? '',
+    outcome: result.outcome,
+    reason: result.reason,
+  };
+}
