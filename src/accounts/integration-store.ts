@@ -4,7 +4,9 @@
  * here too.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, type NoRows } from '../db/sql';
+import { sql, statement, type NoRows, type Parameters } from '../db/sql';
+import type { ProductStatus } from '../domain/statuses';
+import { backlogFullOf } from '../outbox/outbox-store';
 
 const configuredRead = statement<{ platform: string }, { orgId: string }>(
   { platform: true },
@@ -75,4 +77,100 @@ export function replaceIntegrationValue(
   em: EntityManager, column: 'secret' | 'private_key', id: string, stored: string, value: string,
 ): Promise<number> {
   return (column === 'secret' ? secretReseal : privateKeyReseal).run(em, { value, id, stored });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The front door: the organisations a delivery may be for, each with its secrets
+// ---------------------------------------------------------------------------------------------
+
+/** A product of a SKU as the candidate read returns it (one JSON array per organisation). */
+export interface SkuMatchRow {
+  sku: string;
+  product_id: string;
+  status: ProductStatus;
+  live_version: boolean;
+}
+
+/** An organisation a delivery may be for, with its integration of the platform (or nulls). */
+export interface CandidateRow {
+  id: string;
+  subscription_expires_on: string | null;
+  integration_id: string | null;
+  secret: string | null;
+  private_key: string | null;
+  account_id: string | null;
+  matches: SkuMatchRow[];
+  backlog_full: boolean;
+}
+
+/**
+ * SKU, product and its active version for the SKUs of `skus` (a JSON array, normalised), in
+ * organisation `o`: one round trip on the request path with the organisation's secrets.
+ */
+const skuMatches = (skus: Parameters<{ skus: string }>['skus']) => sql`coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
+      'live_version', coalesce(v.status = 'ready', false)))
+    from product_sku ps
+    join product p on p.id = ps.product_id
+    left join product_version v on v.id = p.active_version_id
+    where ps.organisation_id = o.id and ps.sku in (select jsonb_array_elements_text(${skus}::jsonb))), '[]'::jsonb)`;
+
+type CandidateParams = { skus: string; backlogSkip: number; platform: string };
+
+const candidateSelect = (p: Parameters<CandidateParams>) => sql`select o.id, o.subscription_expires_on::text as subscription_expires_on,
+  i.id as integration_id, i.secret, i.private_key, i.account_id, ${skuMatches(p.skus)} as matches, ${backlogFullOf(p.backlogSkip)} as backlog_full
+  from organisation o left join integration i on i.organisation_id = o.id and i.platform = ${p.platform}`;
+
+const CANDIDATE_COLUMNS = {
+  id: true, subscription_expires_on: true, integration_id: true, secret: true, private_key: true, account_id: true, matches: true, backlog_full: true,
+} as const;
+
+const namedCandidate = statement<CandidateRow, CandidateParams & { orgId: string }>(
+  CANDIDATE_COLUMNS,
+  (p) => sql`${candidateSelect(p)} where o.id = ${p.orgId}`,
+);
+
+/**
+ * Every organisation a shared route's event may be for: the one it names (a UUID, or null), those
+ * that registered its account (or null), those that sold with its payment (or null). Bounded.
+ */
+const sharedRouteCandidates = statement<CandidateRow, CandidateParams & { orgId: string | null; accountId: string | null; paymentReference: string | null }>(
+  CANDIDATE_COLUMNS,
+  (p) => sql`${candidateSelect(p)} where o.id in (select ${p.orgId}::uuid where ${p.orgId}::uuid is not null
+    union (select organisation_id from integration where platform = ${p.platform} and account_id = ${p.accountId} order by updated_at desc limit 10)
+    union (select distinct organisation_id from purchase where source = ${p.platform} and payment_reference = ${p.paymentReference} limit 10))`,
+);
+
+/** What the candidate read needs besides the organisations: the SKUs to look up, the backlog cap, the platform. */
+export interface CandidateQuery {
+  /** Normalised SKUs. */
+  skus: string[];
+  /** The front door's cap on an organisation's waiting outbox rows. */
+  backlogCap: number;
+  platform: string;
+}
+
+/** The organisation of a per-organisation path (a UUID), if it exists: one prepared statement. */
+export function candidateByOrganisation(em: EntityManager, query: CandidateQuery, orgId: string): Promise<CandidateRow[]> {
+  return namedCandidate.rows(em, { skus: JSON.stringify(query.skus), backlogSkip: query.backlogCap - 1, platform: query.platform, orgId });
+}
+
+/** The organisations a shared route's event may be for (see sharedRouteCandidates): one prepared statement. */
+export function candidatesBySharedRoute(
+  em: EntityManager,
+  query: CandidateQuery,
+  route: { orgId: string | null; accountId: string | null; paymentReference: string | null },
+): Promise<CandidateRow[]> {
+  return sharedRouteCandidates.rows(em, {
+    skus: JSON.stringify(query.skus), backlogSkip: query.backlogCap - 1, platform: query.platform, ...route,
+  });
+}
+
+const skuMatchesRead = statement<{ matches: SkuMatchRow[] }, { skus: string; orgId: string }>(
+  { matches: true },
+  (p) => sql`select ${skuMatches(p.skus)} as matches from organisation o where o.id = ${p.orgId}`,
+);
+
+/** The organisation's products for these (normalised) SKUs; none for an unknown organisation. */
+export async function skuMatchesOf(em: EntityManager, orgId: string, skus: string[]): Promise<SkuMatchRow[]> {
+  return (await skuMatchesRead.first(em, { skus: JSON.stringify(skus), orgId }))?.matches ?? [];
 }
