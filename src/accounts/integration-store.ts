@@ -83,7 +83,7 @@ export function replaceIntegrationValue(
 // The front door: the organisations a delivery may be for, each with its secrets
 // ---------------------------------------------------------------------------------------------
 
-/** A product of a SKU as the candidate read returns it (one JSON array per organisation). */
+/** A product of a SKU as the candidate read returns it (one JSON array per organisation); the catalogue slice's SkuMatchRow. */
 export interface SkuMatchRow {
   sku: string;
   product_id: string;
@@ -104,17 +104,20 @@ export interface CandidateRow {
 }
 
 /**
- * SKU, product and its active version for the SKUs of `skus` (a JSON array, normalised), in
- * organisation `o`: one round trip on the request path with the organisation's secrets.
+ * SKU, product and its active version (a JSON array of SkuMatchRow) for the normalised SKUs `skus`
+ * in organisation `o`, read with the organisation's secrets: one round trip on the request path.
+ * The catalogue slice (branch slice-catalogue) defines this fragment as `skuMatchesSql` in
+ * src/catalogue/catalogue-store.ts, with SkuMatchRow; once both are merged this one goes and the
+ * candidate read uses skuMatchesSql(p.skus, sql`o.id`).
  */
-const skuMatches = (skus: Parameters<{ skus: string }>['skus']) => sql`coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
+const skuMatches = (skus: Parameters<{ skus: string[] }>['skus']) => sql`coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
       'live_version', coalesce(v.status = 'ready', false)))
     from product_sku ps
     join product p on p.id = ps.product_id
     left join product_version v on v.id = p.active_version_id
-    where ps.organisation_id = o.id and ps.sku in (select jsonb_array_elements_text(${skus}::jsonb))), '[]'::jsonb)`;
+    where ps.organisation_id = o.id and ps.sku = any(${skus}::text[])), '[]'::jsonb)`;
 
-type CandidateParams = { skus: string; backlogSkip: number; platform: string };
+type CandidateParams = { skus: string[]; backlogSkip: number; platform: string };
 
 const candidateSelect = (p: Parameters<CandidateParams>) => sql`select o.id, o.subscription_expires_on::text as subscription_expires_on,
   i.id as integration_id, i.secret, i.private_key, i.account_id, ${skuMatches(p.skus)} as matches, ${backlogFullOf(p.backlogSkip)} as backlog_full
@@ -151,7 +154,7 @@ export interface CandidateQuery {
 
 /** The organisation of a per-organisation path (a UUID), if it exists: one prepared statement. */
 export function candidateByOrganisation(em: EntityManager, query: CandidateQuery, orgId: string): Promise<CandidateRow[]> {
-  return namedCandidate.rows(em, { skus: JSON.stringify(query.skus), backlogSkip: query.backlogCap - 1, platform: query.platform, orgId });
+  return namedCandidate.rows(em, { skus: query.skus, backlogSkip: query.backlogCap - 1, platform: query.platform, orgId });
 }
 
 /** The organisations a shared route's event may be for (see sharedRouteCandidates): one prepared statement. */
@@ -161,16 +164,6 @@ export function candidatesBySharedRoute(
   route: { orgId: string | null; accountId: string | null; paymentReference: string | null },
 ): Promise<CandidateRow[]> {
   return sharedRouteCandidates.rows(em, {
-    skus: JSON.stringify(query.skus), backlogSkip: query.backlogCap - 1, platform: query.platform, ...route,
+    skus: query.skus, backlogSkip: query.backlogCap - 1, platform: query.platform, ...route,
   });
-}
-
-const skuMatchesRead = statement<{ matches: SkuMatchRow[] }, { skus: string; orgId: string }>(
-  { matches: true },
-  (p) => sql`select ${skuMatches(p.skus)} as matches from organisation o where o.id = ${p.orgId}`,
-);
-
-/** The organisation's products for these (normalised) SKUs; none for an unknown organisation. */
-export async function skuMatchesOf(em: EntityManager, orgId: string, skus: string[]): Promise<SkuMatchRow[]> {
-  return (await skuMatchesRead.first(em, { skus: JSON.stringify(skus), orgId }))?.matches ?? [];
 }

@@ -32,13 +32,14 @@ import {
   type WebhookRequest,
 } from '../webhooks/adapter';
 import { adapters } from '../webhooks/registry';
-import { candidateByOrganisation, candidatesBySharedRoute, skuMatchesOf, type CandidateRow, type SkuMatchRow } from '../accounts/integration-store';
+import { preparedRows } from '../db/legacy-sql';
 import { deliveryWrite, recordDeliveries, type DeliveryWrite, type NewEntry } from './delivery-log';
 import { claimSignedNonce } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { unstorableText } from '../domain/field-limits';
+import { candidateByOrganisation, candidatesBySharedRoute, type CandidateRow, type SkuMatchRow } from '../accounts/integration-store';
 
 export interface IntakeDeps {
   orm: Orm;
@@ -86,6 +87,17 @@ interface Candidate {
   /** It has DISPATCH_ORGANISATION_BACKLOG outbox rows waiting or more. */
   backlogFull: boolean;
 }
+
+/**
+ * SKU, product and its active version for the SKUs of the first parameter (a JSON array, normalised),
+ * in organisation `o`: one round trip on the request path with the organisation's secrets.
+ */
+const SKU_MATCHES = `coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
+      'live_version', coalesce(v.status = 'ready', false)))
+    from product_sku ps
+    join product p on p.id = ps.product_id
+    left join product_version v on v.id = p.active_version_id
+    where ps.organisation_id = o.id and ps.sku in (select jsonb_array_elements_text(?::jsonb))), '[]'::jsonb)`;
 
 function matchesOf(rows: SkuMatchRow[]): Map<string, MatchedProduct> {
   return new Map(rows.map((row) => [row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version }]));
@@ -185,7 +197,10 @@ function normalisedSkus(sentSkus: Array<string | null>): string[] {
 
 /** SKUs → their products in this organisation, for SKUs the candidate query did not look up. */
 async function matchSkus(em: EntityManager, orgId: string, skus: string[]): Promise<Map<string, MatchedProduct>> {
-  return matchesOf(await skuMatchesOf(em, orgId, skus));
+  const [row] = await preparedRows<{ matches: SkuMatchRow[] }>(
+    em, `select ${SKU_MATCHES} as matches from organisation o where o.id = ?`, [JSON.stringify(skus), orgId],
+  );
+  return matchesOf(row?.matches ?? []);
 }
 
 /** What a refund or dispute names: its order, or (payments-c) the payment the order was paid with. */
