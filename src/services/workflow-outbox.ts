@@ -12,7 +12,8 @@ import {
 } from '../outbox/outbox-store';
 import { currentTraceParent } from '../telemetry/tracing';
 
-export { DISPATCH_INSERT_SQL, type DispatchRow } from '../outbox/outbox-store';
+/** The insert as a fragment (`dispatchInsert`) for statements that end with it, and as legacy text for those not moved yet. */
+export { DISPATCH_INSERT_SQL, dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 
 export type ClaimedDispatch = DispatchRequest & {
   id: string; workflowId: string; orgId: string | null; attempts: number; refusals: number; traceParent: string | null;
@@ -36,7 +37,7 @@ export interface OutboxBacklog {
   deadLetters: number;
 }
 
-/** The rows of DISPATCH_INSERT_SQL's parameter; they keep the current trace context (when tracing is on). */
+/** The rows of `dispatchInsert`'s parameter; they keep the current trace context (when tracing is on). */
 export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
   const traceParent = currentTraceParent();
   return dispatches.map((d) => ({
