@@ -7,6 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
+import { organisationStaffEmails } from '../accounts/account-store';
 import { z } from 'zod';
 import { isoUtc, preparedRows } from '../db/legacy-sql';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
@@ -465,11 +466,7 @@ export async function sendTestPing(
 
 /** The owners' and admins' addresses, for the email that an endpoint was disabled. */
 export async function staffEmails(em: EntityManager, orgId: string): Promise<{ orgName: string; emails: string[] }> {
-  const rows = await em.execute<Array<{ org_name: string; email: string | null }>>(
-    `select o.name as org_name, u.email from organisation o left join app_user u on u.organisation_id = o.id and u.role in ('owner', 'admin')
-     where o.id = ? order by u.email`,
-    [orgId],
-  );
+  const rows = await organisationStaffEmails(em, orgId);
   return { orgName: rows[0]?.org_name ?? '', emails: rows.flatMap((r) => (r.email ? [r.email] : [])) };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { alertWorkflowId } from '../domain/ids';
-import { preparedRows } from '../db/legacy-sql';
+import { deadLetterDispatchRows } from '../outbox/outbox-store';
 import { recordItemOutcomes } from './delivery-log';
 import { enqueueDispatches, ERROR_TEXT_LIMIT, type ClaimedDispatch } from './workflow-outbox';
 
@@ -17,12 +17,7 @@ import { enqueueDispatches, ERROR_TEXT_LIMIT, type ClaimedDispatch } from './wor
  */
 export async function deadLetterDispatches(tx: EntityManager, rows: Array<{ row: ClaimedDispatch; error: string }>): Promise<void> {
   if (rows.length === 0) return;
-  await preparedRows(
-    tx,
-    `update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + 1, last_error = f.error, dead_at = now()
-     from jsonb_to_recordset(?::jsonb) as f(id uuid, error text) where d.id = f.id`,
-    [JSON.stringify(rows.map(({ row, error }) => ({ id: row.id, error: error.slice(0, ERROR_TEXT_LIMIT) })))],
-  );
+  await deadLetterDispatchRows(tx, rows.map(({ row, error }) => ({ id: row.id, error: error.slice(0, ERROR_TEXT_LIMIT) })));
   const items: Array<{ itemId: string; reason: string }> = [];
   for (const { row, error } of rows) {
     const reason = `the workflow engine refused this run: ${error}`.slice(0, ERROR_TEXT_LIMIT);

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { configuredPlatforms, integrationsNotLike, replaceIntegrationValue, upsertIntegration } from '../accounts/integration-store';
 import { NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
 import type { KeyRing } from '../security/key-ring';
@@ -43,12 +44,7 @@ function integrationJson(baseUrl: string, orgId: string, platform: Platform, con
 
 /** Every platform, each configured or not. */
 export async function listIntegrations(em: EntityManager, orgId: string, baseUrl: string): Promise<IntegrationJson[]> {
-  const rows = await em.execute<Array<{ platform: string }>>(
-    `select platform from integration
-     where organisation_id = ? and (coalesce(secret, '') <> '' or coalesce(private_key, '') <> '')`,
-    [orgId],
-  );
-  const configured = new Set(rows.map((r) => r.platform));
+  const configured = new Set(await configuredPlatforms(em, orgId));
   return ADAPTERS.map(({ platform }) => integrationJson(baseUrl, orgId, platform, configured.has(platform)));
 }
 
@@ -83,15 +79,9 @@ export async function configureIntegration(
   }
   const accountId = input.accountId === undefined ? undefined : input.accountId.trim() || null;
 
-  await em.execute(
-    `insert into integration (id, organisation_id, platform, secret, private_key, account_id, updated_at)
-     values (gen_random_uuid(), ?, ?, ?, ?, ?, now())
-     on conflict (organisation_id, platform) do update set
-       secret = excluded.secret, private_key = excluded.private_key,
-       account_id = case when ? then excluded.account_id else integration.account_id end,
-       updated_at = now()`,
-    [orgId, platform, classic ? null : sealSecret(keyRing, value), classic ? sealSecret(keyRing, value) : null, accountId ?? null, accountId !== undefined],
-  );
+  await upsertIntegration(em, {
+    orgId, platform, secret: classic ? null : sealSecret(keyRing, value), privateKey: classic ? sealSecret(keyRing, value) : null, accountId,
+  });
   return integrationJson(baseUrl, orgId, platform, true);
 }
 
@@ -102,24 +92,13 @@ export async function configureIntegration(
  * Returns how many values were sealed.
  */
 export async function resealSecrets(em: EntityManager, keyRing: KeyRing, which: 'plain' | 'not-current'): Promise<number> {
-  const current = `enc:v1:${keyRing.currentId}:%`;
-  const rows = await em.execute<Array<{ id: string; secret: string | null; private_key: string | null }>>(
-    which === 'plain'
-      ? `select id, secret, private_key from integration where secret not like 'enc:v1:%' or private_key not like 'enc:v1:%'`
-      : `select id, secret, private_key from integration where secret not like ? or private_key not like ?`,
-    which === 'plain' ? [] : [current, current],
-  );
+  const rows = await integrationsNotLike(em, which === 'plain' ? 'enc:v1:%' : `enc:v1:${keyRing.currentId}:%`);
   let sealed = 0;
   for (const row of rows) {
     for (const column of ['secret', 'private_key'] as const) {
       const stored = row[column];
       if (stored === null || sealedKeyId(stored) === keyRing.currentId) continue;
-      const result = await em.execute<{ affectedRows: number }>(
-        `update integration set ${column} = ? where id = ? and ${column} = ?`,
-        [sealSecret(keyRing, openSecret(keyRing, stored)), row.id, stored],
-        'run',
-      );
-      sealed += result.affectedRows;
+      sealed += await replaceIntegrationValue(em, column, row.id, stored, sealSecret(keyRing, openSecret(keyRing, stored)));
     }
   }
   return sealed;

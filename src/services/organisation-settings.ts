@@ -4,6 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { organisationSettingsRow, setSupportEmail } from '../accounts/account-store';
 import { ValidationError } from '../domain/errors';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
@@ -21,9 +22,7 @@ export const OrganisationSettingsInputSchema = z.object({
 export type OrganisationSettingsInput = z.infer<typeof OrganisationSettingsInputSchema>;
 
 export async function organisationSettings(em: EntityManager, orgId: string): Promise<OrganisationSettings> {
-  const [row] = await em.execute<Array<{ name: string; support_email: string | null }>>(
-    'select name, support_email from organisation where id = ?', [orgId],
-  );
+  const row = (await organisationSettingsRow(em, orgId))!;
   return { name: row.name, supportEmail: row.support_email };
 }
 
@@ -32,7 +31,7 @@ export async function updateOrganisationSettings(em: EntityManager, orgId: strin
     const typed = input.supportEmail?.trim() ?? '';
     const supportEmail = typed === '' ? null : normaliseEmail(typed);
     if (supportEmail !== null && !isEmailAddress(supportEmail)) throw new ValidationError('supportEmail must be an email address');
-    await em.execute('update organisation set support_email = ? where id = ?', [supportEmail, orgId]);
+    await setSupportEmail(em, orgId, supportEmail);
   }
   return organisationSettings(em, orgId);
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc } from '../db/legacy-sql';
+import { countOwners, lockOrganisation, memberOf, passwordHashOf, setPasswordHash, setUserRole, teamMembers } from '../accounts/account-store';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
@@ -21,11 +21,7 @@ export interface Actor {
 
 /** The organisation's users, owners first, then by email. */
 export async function listTeam(em: EntityManager, orgId: string): Promise<TeamMember[]> {
-  const rows = await em.execute<Array<TeamMember & { created_at: string }>>(
-    `select id, email, name, role, ${isoUtc('created_at')} as created_at from app_user where organisation_id = ?
-      order by case role when 'owner' then 0 when 'admin' then 1 else 2 end, email`,
-    [orgId],
-  );
+  const rows = await teamMembers(em, orgId);
   return rows.map((r) => ({ id: r.id, email: r.email, name: r.name, role: r.role, createdAt: new Date(r.created_at) }));
 }
 
@@ -51,22 +47,16 @@ export function mayChangeRoleOf(actor: Actor, target: Pick<TeamMember, 'id' | 'r
 export async function setRole(em: EntityManager, orgId: string, actor: Actor, userId: string, role: Role): Promise<void> {
   if (!ROLES.includes(role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
   await em.transactional(async (tx) => {
-    await tx.execute('select id from organisation where id = ? for update', [orgId]);
-    const rows = isUuid(userId)
-      ? await tx.execute<Array<{ id: string; role: Role }>>('select id, role from app_user where id = ? and organisation_id = ?', [userId, orgId])
-      : [];
-    const target = rows[0];
+    await lockOrganisation(tx, orgId);
+    const target = isUuid(userId) ? await memberOf(tx, orgId, userId) : undefined;
     if (!target) throw new NotFoundError('user not found');
     if (!mayChangeRoleOf(actor, target) || !grantableRoles(actor.role).includes(role)) {
       throw new ForbiddenError(actor.userId === userId ? 'you cannot change your own role' : 'your role may not make this change');
     }
     if (target.role === 'owner' && role !== 'owner') {
-      const [{ owners }] = await tx.execute<Array<{ owners: string }>>(
-        `select count(*) as owners from app_user where organisation_id = ? and role = 'owner'`, [orgId],
-      );
-      if (Number(owners) <= 1) throw new ValidationError('an organisation needs at least one owner');
+      if ((await countOwners(tx, orgId)) <= 1) throw new ValidationError('an organisation needs at least one owner');
     }
-    await tx.execute('update app_user set role = ? where id = ?', [role, userId]);
+    await setUserRole(tx, userId, role);
   });
 }
 
@@ -75,13 +65,13 @@ export async function setRole(em: EntityManager, orgId: string, actor: Actor, us
  * a fingerprint of it, so every session made with the old password ends.
  */
 export async function changePassword(em: EntityManager, userId: string, current: string, next: string): Promise<string> {
-  const rows = await em.execute<Array<{ password_hash: string }>>('select password_hash from app_user where id = ?', [userId]);
-  if (!rows[0]) throw new NotFoundError('user not found');
-  if (!(await verifyPassword(current, rows[0].password_hash))) throw new ValidationError('the current password is not right');
+  const passwordHash = await passwordHashOf(em, userId);
+  if (passwordHash === undefined) throw new NotFoundError('user not found');
+  if (!(await verifyPassword(current, passwordHash))) throw new ValidationError('the current password is not right');
   const weak = passwordProblem(next);
   if (weak !== null) throw new ValidationError(`the new ${weak}`);
   if (next === current) throw new ValidationError('the new password is the same as the current one');
   const hash = await hashPassword(next);
-  await em.execute('update app_user set password_hash = ? where id = ?', [hash, userId]);
+  await setPasswordHash(em, userId, hash);
   return hash;
 }

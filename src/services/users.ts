@@ -1,14 +1,11 @@
 /** Staff users at sign-in: the account an email names, and the upgrade of an old password hash. */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { replacePasswordHash, userByEmail } from '../accounts/account-store';
 import { hashPassword } from '../security/secrets';
 
 /** The account an email (normalised) signs in to, with its password hash. */
 export async function signInAccount(em: EntityManager, email: string): Promise<{ id: string; passwordHash: string } | null> {
-  const [row] = await em.execute<Array<{ id: string; passwordHash: string }>>(
-    'select id, password_hash as "passwordHash" from app_user where email = ?',
-    [email],
-  );
-  return row ?? null;
+  return (await userByEmail(em, email)) ?? null;
 }
 
 /**
@@ -18,8 +15,5 @@ export async function signInAccount(em: EntityManager, email: string): Promise<{
  */
 export async function upgradePasswordHash(em: EntityManager, userId: string, oldHash: string, password: string): Promise<string> {
   const newHash = await hashPassword(password);
-  const updated = await em.execute<{ affectedRows: number }>(
-    'update app_user set password_hash = ? where id = ? and password_hash = ?', [newHash, userId, oldHash], 'run',
-  );
-  return updated.affectedRows === 1 ? newHash : oldHash;
+  return (await replacePasswordHash(em, userId, oldHash, newHash)) ? newHash : oldHash;
 }

@@ -32,7 +32,6 @@ import {
   type WebhookRequest,
 } from '../webhooks/adapter';
 import { adapters } from '../webhooks/registry';
-import { preparedRows } from '../db/legacy-sql';
 import { skuMatches, type SkuMatchRow } from '../catalogue/catalogue-store';
 import { deliveryWrite, recordDeliveries, type DeliveryWrite, type NewEntry } from './delivery-log';
 import { claimSignedNonce } from './signature-nonces';
@@ -40,6 +39,7 @@ import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { unstorableText } from '../domain/field-limits';
+import { candidateByOrganisation, candidatesBySharedRoute, type CandidateRow } from '../accounts/integration-store';
 
 export interface IntakeDeps {
   orm: Orm;
@@ -88,35 +88,6 @@ interface Candidate {
   backlogFull: boolean;
 }
 
-interface CandidateRow {
-  id: string;
-  subscription_expires_on: string | null;
-  integration_id: string | null;
-  secret: string | null;
-  private_key: string | null;
-  account_id: string | null;
-  matches: SkuMatchRow[];
-  backlog_full: boolean;
-}
-
-/**
- * SKU, product and its active version for the SKUs of the first parameter (a JSON array, normalised),
- * in organisation `o`: one round trip on the request path with the organisation's secrets.
- */
-const SKU_MATCHES = `coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
-      'live_version', coalesce(v.status = 'ready', false)))
-    from product_sku ps
-    join product p on p.id = ps.product_id
-    left join product_version v on v.id = p.active_version_id
-    where ps.organisation_id = o.id and ps.sku in (select jsonb_array_elements_text(?::jsonb))), '[]'::jsonb)`;
-
-/** Whether organisation `o` has more live outbox rows than the parameter (reads no more index entries than that). */
-const BACKLOG_FULL = `exists (select 1 from workflow_dispatch wd where wd.organisation_id = o.id and wd.dead_at is null offset ?)`;
-
-const CANDIDATE_SELECT = `select o.id, o.subscription_expires_on::text as subscription_expires_on,
-  i.id as integration_id, i.secret, i.private_key, i.account_id, ${SKU_MATCHES} as matches, ${BACKLOG_FULL} as backlog_full
-  from organisation o left join integration i on i.organisation_id = o.id and i.platform = ?`;
-
 function matchesOf(rows: SkuMatchRow[]): Map<string, MatchedProduct> {
   return new Map(rows.map((row) => [row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version }]));
 }
@@ -146,12 +117,10 @@ async function candidatesFor(
   skus: string[],
 ): Promise<Candidate[]> {
   const { platform } = adapter;
-  const read = async (where: string, params: string[]) => (await preparedRows<CandidateRow>(
-    em, `${CANDIDATE_SELECT} ${where}`, [JSON.stringify(skus), deps.organisationBacklog - 1, platform, ...params],
-  )).map((row) => candidateOf(deps.keyRing, row));
+  const query = { skus, backlogCap: deps.organisationBacklog, platform };
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
-    const found = await read('where o.id = ?', [target.orgId]);
+    const found = (await candidateByOrganisation(em, query, target.orgId)).map((row) => candidateOf(deps.keyRing, row));
     if (found.length === 0) throw new NotFoundError('organisation not found');
     return found;
   }
@@ -171,21 +140,10 @@ async function candidatesFor(
   // account, those that sold with its payment (a dispute carries none of the session's metadata). Any
   // organisation can register any account id, so no one of them may hide the others: the signature
   // decides. Bounded, so an unsigned request cannot make the read large.
-  const arms: string[] = [];
-  const params: string[] = [];
-  if (route.orgId !== null && isUuid(route.orgId)) {
-    arms.push('select ?::uuid');
-    params.push(route.orgId);
-  }
-  if (route.accountId !== null) {
-    arms.push('(select organisation_id from integration where platform = ? and account_id = ? order by updated_at desc limit 10)');
-    params.push(platform, route.accountId);
-  }
-  if (route.paymentReference) {
-    arms.push('(select distinct organisation_id from purchase where source = ? and payment_reference = ? limit 10)');
-    params.push(platform, route.paymentReference);
-  }
-  const found = arms.length === 0 ? [] : await read(`where o.id in (${arms.join(' union ')})`, params);
+  const named = route.orgId !== null && isUuid(route.orgId) ? route.orgId : null;
+  const found = named === null && route.accountId === null && !route.paymentReference ? [] : (await candidatesBySharedRoute(
+    em, query, { orgId: named, accountId: route.accountId, paymentReference: route.paymentReference || null },
+  )).map((row) => candidateOf(deps.keyRing, row));
   if (found.length === 0) throw new NotFoundError('organisation not found');
   // The organisation the event names first: it wins should two of them share a secret.
   return found.sort((a, b) => Number(b.orgId === route.orgId) - Number(a.orgId === route.orgId));

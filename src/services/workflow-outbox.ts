@@ -6,9 +6,14 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
-import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispatch';
-import { preparedRows } from '../db/legacy-sql';
+import type { DispatchRequest, NewDispatch } from '../domain/dispatch';
+import {
+  backlogCounts, backlogReachesCap, claimDueRows, deleteDispatchRows, insertDispatchRows, postponeDispatchRows, type DispatchRow,
+} from '../outbox/outbox-store';
 import { currentTraceParent } from '../telemetry/tracing';
+
+/** The insert as a fragment (`dispatchInsert`) for statements that end with it, and as legacy text for those not moved yet. */
+export { DISPATCH_INSERT_SQL, dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 
 export type ClaimedDispatch = DispatchRequest & {
   id: string; workflowId: string; orgId: string | null; attempts: number; refusals: number; traceParent: string | null;
@@ -32,27 +37,7 @@ export interface OutboxBacklog {
   deadLetters: number;
 }
 
-/**
- * `insert into workflow_dispatch …` from one JSON parameter (`dispatchRows`): a fixed text that
- * stands alone or ends another statement's data-modifying CTEs, so it commits with it. Due at once
- * by the database's clock, the one every dispatcher compares with (an injected business clock plays
- * no part in when work is done).
- */
-export const DISPATCH_INSERT_SQL = `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts, trace_parent)
-  select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0, r.trace_parent
-  from jsonb_to_recordset(?::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
-
-/** A row of DISPATCH_INSERT_SQL's parameter. */
-export interface DispatchRow {
-  id: string;
-  organisation_id: string | null;
-  kind: DispatchKind;
-  workflow_id: string;
-  payload: unknown;
-  trace_parent: string | null;
-}
-
-/** The rows of DISPATCH_INSERT_SQL's parameter; they keep the current trace context (when tracing is on). */
+/** The rows of `dispatchInsert`'s parameter; they keep the current trace context (when tracing is on). */
 export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
   const traceParent = currentTraceParent();
   return dispatches.map((d) => ({
@@ -63,19 +48,8 @@ export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
 /** Records dispatches on their own (one statement). */
 export async function enqueueDispatches(em: EntityManager, dispatches: NewDispatch[]): Promise<void> {
   if (dispatches.length === 0) return;
-  await preparedRows(em, DISPATCH_INSERT_SQL, [JSON.stringify(dispatchRows(dispatches))]);
+  await insertDispatchRows(em, dispatchRows(dispatches));
 }
-
-/**
- * An organisation's fulfilment runs in the engine: its webhook items waiting for an outcome, less
- * those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's item
- * has its outcome). Read from Pending entries only (a partial index), never the whole log.
- */
-const RUNS_IN_ENGINE = `greatest(0,
-  (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
-   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null)
-  - (select count(*) from workflow_dispatch wq
-     where wq.organisation_id = due.organisation_id and wq.kind = 'fulfil-line' and wq.dead_at is null))`;
 
 /**
  * Locks up to `limit` due rows for the caller's transaction, an equal share of them per
@@ -88,22 +62,7 @@ const RUNS_IN_ENGINE = `greatest(0,
  * limit reads it, so no row is locked that is not returned.
  */
 export async function claimDueDispatches(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatch[]> {
-  const rows = await preparedRows<{
-    id: string; organisation_id: string | null; kind: DispatchKind; workflow_id: string; payload: unknown; attempts: number; refusals: number; trace_parent: string | null;
-  }>(
-    tx,
-    `with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
-                  where dead_at is null and due_at <= now() group by organisation_id),
-     room as (select due.organisation_id, due.oldest, ? - ${RUNS_IN_ENGINE} as room from due)
-     select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
-     from (select organisation_id, room from room where room > 0 order by oldest) o
-     cross join lateral (
-       select w.* from workflow_dispatch w
-       where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
-       order by w.due_at limit least(o.room, (select ceil(?::numeric / count(*))::int from due)) for update skip locked) d
-     limit ?`,
-    [runsPerOrganisation, limit, limit],
-  );
+  const rows = await claimDueRows(tx, limit, runsPerOrganisation);
   return rows.map((r) => ({
     id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,
     attempts: r.attempts, refusals: r.refusals, traceParent: r.trace_parent,
@@ -113,7 +72,7 @@ export async function claimDueDispatches(tx: EntityManager, limit: number, runsP
 /** Rows Temporal took: gone from the outbox. */
 export async function completeDispatches(tx: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await preparedRows(tx, 'delete from workflow_dispatch where id in (select jsonb_array_elements_text(?::jsonb)::uuid)', [JSON.stringify(ids)]);
+  await deleteDispatchRows(tx, ids);
 }
 
 /** Longest error text kept on a row or an item. */
@@ -122,23 +81,12 @@ export const ERROR_TEXT_LIMIT = 1000;
 /** Rows Temporal did not take: tried again later, with the reason kept for operators. */
 export async function postponeDispatches(tx: EntityManager, failures: DispatchFailure[]): Promise<void> {
   if (failures.length === 0) return;
-  await preparedRows(
-    tx,
-    `update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + f.refused::int, last_error = f.error,
-       due_at = now() + f.retry_in_ms * interval '1 millisecond'
-     from jsonb_to_recordset(?::jsonb) as f(id uuid, retry_in_ms int, error text, refused boolean) where d.id = f.id`,
-    [JSON.stringify(failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, ERROR_TEXT_LIMIT), refused: f.refused })))],
-  );
+  await postponeDispatchRows(tx, failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, ERROR_TEXT_LIMIT), refused: f.refused })));
 }
 
 /** The outbox's backlog (dead letters apart), for one organisation or (null) for all. */
 export async function outboxBacklog(em: EntityManager, orgId: string | null): Promise<OutboxBacklog> {
-  const [row] = await em.execute<Array<{ waiting: string; oldest_age: string | null; dead: string }>>(
-    `select count(*) filter (where dead_at is null) as waiting, count(*) filter (where dead_at is not null) as dead,
-       extract(epoch from now() - min(created_at) filter (where dead_at is null)) as oldest_age
-     from workflow_dispatch ${orgId === null ? '' : 'where organisation_id = ?'}`,
-    orgId === null ? [] : [orgId],
-  );
+  const row = await backlogCounts(em, orgId);
   return {
     waiting: Number(row.waiting),
     oldestAgeSeconds: Math.max(0, Math.floor(Number(row.oldest_age ?? 0))),
@@ -152,10 +100,5 @@ export async function outboxBacklog(em: EntityManager, orgId: string | null): Pr
  * Reads at most `cap` index entries.
  */
 export async function organisationBacklogFull(em: EntityManager, orgId: string, cap: number): Promise<boolean> {
-  const rows = await preparedRows<{ full: number }>(
-    em,
-    'select 1 as full from workflow_dispatch where organisation_id = ? and dead_at is null offset ? limit 1',
-    [orgId, cap - 1],
-  );
-  return rows.length > 0;
+  return backlogReachesCap(em, orgId, cap);
 }

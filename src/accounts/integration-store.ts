@@ -1,0 +1,147 @@
+/**
+ * Sales platforms' secrets per organisation. Owns `integration` (Settings, Integrations; the
+ * sealing of its secrets). The front door's read of an organisation with its integration lives
+ * here too.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, statement, type NoRows, type Parameters } from '../db/sql';
+import { skuMatchesSql, type SkuMatchRow } from '../catalogue/catalogue-store';
+import { backlogFullOf } from '../outbox/outbox-store';
+
+const configuredRead = statement<{ platform: string }, { orgId: string }>(
+  { platform: true },
+  (p) => sql`select platform from integration
+     where organisation_id = ${p.orgId} and (coalesce(secret, '') <> '' or coalesce(private_key, '') <> '')`,
+);
+
+/** The platforms with a secret (or private key) set for the organisation. */
+export async function configuredPlatforms(em: EntityManager, orgId: string): Promise<string[]> {
+  return (await configuredRead.rows(em, { orgId })).map((r) => r.platform);
+}
+
+/** A platform's stored values, sealed; `accountId` undefined keeps the stored one. */
+export interface IntegrationWrite {
+  orgId: string;
+  platform: string;
+  secret: string | null;
+  privateKey: string | null;
+  accountId: string | null | undefined;
+}
+
+const upsert = statement<NoRows, { orgId: string; platform: string; secret: string | null; privateKey: string | null; accountId: string | null; setAccount: boolean }>(
+  {},
+  (p) => sql`insert into integration (id, organisation_id, platform, secret, private_key, account_id, updated_at)
+     values (gen_random_uuid(), ${p.orgId}, ${p.platform}, ${p.secret}, ${p.privateKey}, ${p.accountId}, now())
+     on conflict (organisation_id, platform) do update set
+       secret = excluded.secret, private_key = excluded.private_key,
+       account_id = case when ${p.setAccount} then excluded.account_id else integration.account_id end,
+       updated_at = now()`,
+);
+
+/** Sets a platform's secrets (upsert on organisation + platform). */
+export async function upsertIntegration(em: EntityManager, write: IntegrationWrite): Promise<void> {
+  await upsert.run(em, {
+    orgId: write.orgId, platform: write.platform, secret: write.secret, privateKey: write.privateKey,
+    accountId: write.accountId ?? null, setAccount: write.accountId !== undefined,
+  });
+}
+
+/** An integration's stored (sealed or plain) values. */
+export interface IntegrationSecretsRow {
+  id: string;
+  secret: string | null;
+  private_key: string | null;
+}
+
+const unsealedRead = statement<IntegrationSecretsRow, { sealedLike: string }>(
+  { id: true, secret: true, private_key: true },
+  (p) => sql`select id, secret, private_key from integration where secret not like ${p.sealedLike} or private_key not like ${p.sealedLike}`,
+);
+
+/** The integrations with a value that does not match `sealedLike` (a LIKE pattern of sealed values). */
+export function integrationsNotLike(em: EntityManager, sealedLike: string): Promise<IntegrationSecretsRow[]> {
+  return unsealedRead.rows(em, { sealedLike });
+}
+
+const secretReseal = statement<NoRows, { value: string; id: string; stored: string }>(
+  {},
+  (p) => sql`update integration set secret = ${p.value} where id = ${p.id} and secret = ${p.stored}`,
+);
+const privateKeyReseal = statement<NoRows, { value: string; id: string; stored: string }>(
+  {},
+  (p) => sql`update integration set private_key = ${p.value} where id = ${p.id} and private_key = ${p.stored}`,
+);
+
+/** Replaces one stored value if it is still `stored`; how many rows changed (0 or 1). */
+export function replaceIntegrationValue(
+  em: EntityManager, column: 'secret' | 'private_key', id: string, stored: string, value: string,
+): Promise<number> {
+  return (column === 'secret' ? secretReseal : privateKeyReseal).run(em, { value, id, stored });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The front door: the organisations a delivery may be for, each with its secrets
+// ---------------------------------------------------------------------------------------------
+
+/** An organisation a delivery may be for, with its integration of the platform (or nulls). */
+export interface CandidateRow {
+  id: string;
+  subscription_expires_on: string | null;
+  integration_id: string | null;
+  secret: string | null;
+  private_key: string | null;
+  account_id: string | null;
+  matches: SkuMatchRow[];
+  backlog_full: boolean;
+}
+
+type CandidateParams = { skus: string[]; backlogSkip: number; platform: string };
+
+const candidateSelect = (p: Parameters<CandidateParams>) => sql`select o.id, o.subscription_expires_on::text as subscription_expires_on,
+  i.id as integration_id, i.secret, i.private_key, i.account_id, ${skuMatchesSql(p.skus, sql`o.id`)} as matches, ${backlogFullOf(p.backlogSkip)} as backlog_full
+  from organisation o left join integration i on i.organisation_id = o.id and i.platform = ${p.platform}`;
+
+const CANDIDATE_COLUMNS = {
+  id: true, subscription_expires_on: true, integration_id: true, secret: true, private_key: true, account_id: true, matches: true, backlog_full: true,
+} as const;
+
+const namedCandidate = statement<CandidateRow, CandidateParams & { orgId: string }>(
+  CANDIDATE_COLUMNS,
+  (p) => sql`${candidateSelect(p)} where o.id = ${p.orgId}`,
+);
+
+/**
+ * Every organisation a shared route's event may be for: the one it names (a UUID, or null), those
+ * that registered its account (or null), those that sold with its payment (or null). Bounded.
+ */
+const sharedRouteCandidates = statement<CandidateRow, CandidateParams & { orgId: string | null; accountId: string | null; paymentReference: string | null }>(
+  CANDIDATE_COLUMNS,
+  (p) => sql`${candidateSelect(p)} where o.id in (select ${p.orgId}::uuid where ${p.orgId}::uuid is not null
+    union (select organisation_id from integration where platform = ${p.platform} and account_id = ${p.accountId} order by updated_at desc limit 10)
+    union (select distinct organisation_id from purchase where source = ${p.platform} and payment_reference = ${p.paymentReference} limit 10))`,
+);
+
+/** What the candidate read needs besides the organisations: the SKUs to look up, the backlog cap, the platform. */
+export interface CandidateQuery {
+  /** Normalised SKUs. */
+  skus: string[];
+  /** The front door's cap on an organisation's waiting outbox rows. */
+  backlogCap: number;
+  platform: string;
+}
+
+/** The organisation of a per-organisation path (a UUID), if it exists: one prepared statement. */
+export function candidateByOrganisation(em: EntityManager, query: CandidateQuery, orgId: string): Promise<CandidateRow[]> {
+  return namedCandidate.rows(em, { skus: query.skus, backlogSkip: query.backlogCap - 1, platform: query.platform, orgId });
+}
+
+/** The organisations a shared route's event may be for (see sharedRouteCandidates): one prepared statement. */
+export function candidatesBySharedRoute(
+  em: EntityManager,
+  query: CandidateQuery,
+  route: { orgId: string | null; accountId: string | null; paymentReference: string | null },
+): Promise<CandidateRow[]> {
+  return sharedRouteCandidates.rows(em, {
+    skus: query.skus, backlogSkip: query.backlogCap - 1, platform: query.platform, ...route,
+  });
+}

@@ -1,0 +1,172 @@
+/**
+ * The outbox's SQL. Owns `workflow_dispatch`: rows written in the same transaction as the request
+ * they serve (alone, or as the last part of another statement), claimed by a dispatcher with
+ * `for update skip locked` a few per organisation at a time, deleted once Temporal took them,
+ * pushed back when it did not, kept as dead letters when it refused them for good, and counted for
+ * /readyz, the dashboard and the front door's backlog cap.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DispatchKind } from '../domain/dispatch';
+import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql } from '../db/sql';
+
+/** A row of the insert's JSON parameter (see dispatchInsert). */
+export interface DispatchRow {
+  id: string;
+  organisation_id: string | null;
+  kind: DispatchKind;
+  workflow_id: string;
+  payload: unknown;
+  trace_parent: string | null;
+}
+
+/**
+ * `insert into workflow_dispatch …` from one JSON parameter (an array of DispatchRow): it stands
+ * alone or ends another statement's data-modifying CTEs, so it commits with it. Due at once by the
+ * database's clock, the one every dispatcher compares with (an injected business clock plays no
+ * part in when work is done).
+ */
+export function dispatchInsert(rows: Parameters<{ rows: string }>['rows'] | Sql): Sql {
+  return sql`insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts, trace_parent)
+  select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0, r.trace_parent
+  from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
+}
+
+/**
+ * The same insert with a `?` for its parameter, for the statements not yet moved to `../db/sql`
+ * that end with it (the delivery log's); goes when they have moved.
+ */
+export const DISPATCH_INSERT_SQL = dispatchInsert(trustedSql('?')).parts.join('');
+
+const insertDispatches = statement<NoRows, { rows: string }>({}, (p) => dispatchInsert(p.rows));
+
+/** Records dispatches (rows as dispatchRows makes them) on their own: one statement. */
+export async function insertDispatchRows(em: EntityManager, rows: DispatchRow[]): Promise<void> {
+  await insertDispatches.run(em, { rows: JSON.stringify(rows) });
+}
+
+/**
+ * An organisation's fulfilment runs in the engine: its webhook items waiting for an outcome, less
+ * those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's item
+ * has its outcome). Read from Pending entries only (a partial index), never the whole log.
+ */
+const RUNS_IN_ENGINE = sql`greatest(0,
+  (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
+   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null)
+  - (select count(*) from workflow_dispatch wq
+     where wq.organisation_id = due.organisation_id and wq.kind = 'fulfil-line' and wq.dead_at is null))`;
+
+/** A claimed row as stored. */
+export interface ClaimedDispatchRow {
+  id: string;
+  organisation_id: string | null;
+  kind: DispatchKind;
+  workflow_id: string;
+  payload: unknown;
+  attempts: number;
+  refusals: number;
+  trace_parent: string | null;
+}
+
+const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; limit: number }>(
+  { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
+  (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
+                  where dead_at is null and due_at <= now() group by organisation_id),
+     room as (select due.organisation_id, due.oldest, ${p.runsPerOrganisation} - ${RUNS_IN_ENGINE} as room from due)
+     select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
+     from (select organisation_id, room from room where room > 0 order by oldest) o
+     cross join lateral (
+       select w.* from workflow_dispatch w
+       where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
+       order by w.due_at limit least(o.room, (select ceil(${p.limit}::numeric / count(*))::int from due)) for update skip locked) d
+     limit ${p.limit}`,
+);
+
+/**
+ * Locks up to `limit` due rows for the caller's transaction, an equal share of them per
+ * organisation with due rows (rows without one count as one more organisation), so one
+ * organisation's backlog delays only itself; alone, an organisation gets the whole batch. An
+ * organisation with `runsPerOrganisation` fulfilment runs in the engine gets none until some finish:
+ * what it has in the engine's queues is all that another organisation's run can find ahead of it
+ * there. Organisations come in the order of their oldest due row and each gives its oldest rows;
+ * rows another transaction holds are skipped, not waited for. Each share is locked as the outer
+ * limit reads it, so no row is locked that is not returned.
+ */
+export function claimDueRows(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatchRow[]> {
+  return claimDue.rows(tx, { runsPerOrganisation, limit });
+}
+
+const deleteDispatches = statement<NoRows, { ids: string }>(
+  {},
+  (p) => sql`delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid)`,
+);
+
+/** Rows Temporal took: gone from the outbox. */
+export async function deleteDispatchRows(tx: EntityManager, ids: string[]): Promise<void> {
+  await deleteDispatches.run(tx, { ids: JSON.stringify(ids) });
+}
+
+const postpone = statement<NoRows, { failures: string }>(
+  {},
+  (p) => sql`update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + f.refused::int, last_error = f.error,
+       due_at = now() + f.retry_in_ms * interval '1 millisecond'
+     from jsonb_to_recordset(${p.failures}::jsonb) as f(id uuid, retry_in_ms int, error text, refused boolean) where d.id = f.id`,
+);
+
+/** Rows to try again later: each with its delay, its (already shortened) error and whether the engine refused it. */
+export async function postponeDispatchRows(
+  tx: EntityManager,
+  failures: Array<{ id: string; retry_in_ms: number; error: string; refused: boolean }>,
+): Promise<void> {
+  await postpone.run(tx, { failures: JSON.stringify(failures) });
+}
+
+const deadLetter = statement<NoRows, { rows: string }>(
+  {},
+  (p) => sql`update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + 1, last_error = f.error, dead_at = now()
+     from jsonb_to_recordset(${p.rows}::jsonb) as f(id uuid, error text) where d.id = f.id`,
+);
+
+/** Rows refused for good: kept with their (already shortened) reason, never claimed again. */
+export async function deadLetterDispatchRows(tx: EntityManager, rows: Array<{ id: string; error: string }>): Promise<void> {
+  await deadLetter.run(tx, { rows: JSON.stringify(rows) });
+}
+
+/** The backlog's counts as read (count(*) comes as text, the age as a numeric text or null). */
+export interface BacklogRow {
+  waiting: string;
+  dead: string;
+  oldest_age: string | null;
+}
+
+const BACKLOG_COLUMNS = sql`select count(*) filter (where dead_at is null) as waiting, count(*) filter (where dead_at is not null) as dead,
+       extract(epoch from now() - min(created_at) filter (where dead_at is null)) as oldest_age
+     from workflow_dispatch`;
+const backlogOfAll = statement<BacklogRow>({ waiting: true, dead: true, oldest_age: true }, () => BACKLOG_COLUMNS);
+const backlogOfOrganisation = statement<BacklogRow, { orgId: string }>(
+  { waiting: true, dead: true, oldest_age: true },
+  (p) => sql`${BACKLOG_COLUMNS} where organisation_id = ${p.orgId}`,
+);
+
+/** The outbox's counts, for one organisation or (null) for all. */
+export async function backlogCounts(em: EntityManager, orgId: string | null): Promise<BacklogRow> {
+  const row = orgId === null ? await backlogOfAll.first(em, {}) : await backlogOfOrganisation.first(em, { orgId });
+  return row!;
+}
+
+const backlogReaches = statement<{ full: number }, { orgId: string; skip: number }>(
+  { full: true },
+  (p) => sql`select 1 as full from workflow_dispatch where organisation_id = ${p.orgId} and dead_at is null offset ${p.skip} limit 1`,
+);
+
+/** Whether an organisation has at least `cap` live rows; reads at most `cap` index entries. */
+export async function backlogReachesCap(em: EntityManager, orgId: string, cap: number): Promise<boolean> {
+  return (await backlogReaches.rows(em, { orgId, skip: cap - 1 })).length > 0;
+}
+
+/**
+ * Whether organisation `o` of an enclosing read has more live outbox rows than `skip` (reads no more
+ * index entries than that): the front door's backlog cap, in its candidate read.
+ */
+export function backlogFullOf(skip: Parameters<{ skip: number }>['skip']): Sql {
+  return sql`exists (select 1 from workflow_dispatch wd where wd.organisation_id = o.id and wd.dead_at is null offset ${skip})`;
+}
