@@ -8,6 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchKind, DispatchRequest, NewDispatch } from '../domain/dispatch';
 import { preparedRows } from '../db/legacy-sql';
+import { sql, statement, type NoRows, type Parameters as SqlParameters, type Sql } from '../db/sql';
 import { currentTraceParent } from '../telemetry/tracing';
 
 export type ClaimedDispatch = DispatchRequest & {
@@ -33,16 +34,18 @@ export interface OutboxBacklog {
 }
 
 /**
- * `insert into workflow_dispatch …` from one JSON parameter (`dispatchRows`): a fixed text that
+ * `insert into workflow_dispatch …` from one JSON parameter (`dispatchRows`): a fragment that
  * stands alone or ends another statement's data-modifying CTEs, so it commits with it. Due at once
  * by the database's clock, the one every dispatcher compares with (an injected business clock plays
  * no part in when work is done).
  */
-export const DISPATCH_INSERT_SQL = `insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts, trace_parent)
+export const dispatchInsert = (rows: SqlParameters<{ rows: string }>['rows']): Sql => sql`insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts, trace_parent)
   select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0, r.trace_parent
-  from jsonb_to_recordset(?::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
+  from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
 
-/** A row of DISPATCH_INSERT_SQL's parameter. */
+const insertDispatches = statement<NoRows, { rows: string }>({}, (p) => dispatchInsert(p.rows));
+
+/** A row of `dispatchInsert`'s parameter. */
 export interface DispatchRow {
   id: string;
   organisation_id: string | null;
@@ -52,7 +55,7 @@ export interface DispatchRow {
   trace_parent: string | null;
 }
 
-/** The rows of DISPATCH_INSERT_SQL's parameter; they keep the current trace context (when tracing is on). */
+/** The rows of `dispatchInsert`'s parameter; they keep the current trace context (when tracing is on). */
 export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
   const traceParent = currentTraceParent();
   return dispatches.map((d) => ({
@@ -63,7 +66,7 @@ export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
 /** Records dispatches on their own (one statement). */
 export async function enqueueDispatches(em: EntityManager, dispatches: NewDispatch[]): Promise<void> {
   if (dispatches.length === 0) return;
-  await preparedRows(em, DISPATCH_INSERT_SQL, [JSON.stringify(dispatchRows(dispatches))]);
+  await insertDispatches.run(em, { rows: JSON.stringify(dispatchRows(dispatches)) });
 }
 
 /**
