@@ -11,6 +11,7 @@ import { ConflictError, NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { versionNotificationWorkflowId } from '../domain/version-notification';
 import { enqueueDispatches } from './workflow-outbox';
+import { failSendingNotices } from '../deliveries/mail-ledger-store';
 
 export const NotificationProgressSchema = z.object({
   notificationId: z.uuid(),
@@ -126,11 +127,7 @@ export async function giveUpNotices(em: EntityManager, notificationId: string, p
   const [notification] = await em.execute<Array<{ version_id: string }>>('select version_id from version_notification where id = ?', [notificationId]);
   if (!notification) return;
   const keys = purchaseIds.map((purchaseId) => `${noticeKeyPrefix(notification.version_id)}${purchaseId}`);
-  await em.execute(
-    `update sent_email set status = 'failed', error = ?
-     where kind = 'update' and status = 'sending' and business_key in (select jsonb_array_elements_text(?::jsonb))`,
-    [reason.slice(0, 1000), JSON.stringify(keys)],
-  );
+  await failSendingNotices(em, keys, reason.slice(0, 1000));
 }
 
 export async function finishNotification(em: EntityManager, notificationId: string, now: Date): Promise<void> {
