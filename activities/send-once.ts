@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
 import type { EmailKind, EmailStatus } from '../src/db/entities/sent-email.entity';
+import { claimLocked, claimRow, recordSendOutcome, type SentEmailRow } from '../src/deliveries/mail-ledger-store';
 import { isDatabaseUnavailable } from '../src/db/unavailable';
 import { isPermanentSmtpFailure, messageIdFor, SmtpFailure } from '../src/mail/mailer';
 import type { RenderedMail } from '../src/mail/templates';
@@ -15,11 +16,7 @@ export type SendOnce = (
   options?: { exclusive?: boolean },
 ) => Promise<void>;
 
-interface SentRow {
-  id: string;
-  status: EmailStatus;
-  error: string | null;
-}
+type SentRow = SentEmailRow;
 
 /** What one send leaves in the log row: the message's subject, and the relay's answer. */
 interface Outcome {
@@ -84,12 +81,7 @@ export function createSendOnce({ orm, mailer, config }: Pick<ActivityDeps, 'orm'
   }
 
   function record(em: EntityManager, log: SentRow, outcome: Outcome): Promise<unknown> {
-    return em.execute(
-      `update sent_email set subject = ?, status = ?, message_id = ?, error = ?,
-         sent_at = case when ? = 'sent' then now() else sent_at end
-       where id = ?`,
-      [outcome.subject, outcome.status, outcome.messageId, outcome.error, outcome.status, log.id],
-    );
+    return recordSendOutcome(em, log.id, outcome);
   }
 
   /** `record` on the pool, tried again for RECORD_RETRY_MS while PostgreSQL is out of reach. */
@@ -109,28 +101,19 @@ export function createSendOnce({ orm, mailer, config }: Pick<ActivityDeps, 'orm'
 
   return async (businessKey, kind, orgId, recipients, render, options = {}) => {
     const key = { businessKey, kind };
-    const claim = [orgId, kind, businessKey, JSON.stringify(recipients)];
-    const claimSql = `insert into sent_email (id, organisation_id, kind, business_key, recipients, subject, status, created_at)
-      values (gen_random_uuid(), ?, ?, ?, ?, '', 'sending', now()) on conflict (business_key) do nothing`;
+    const claim = { orgId, kind, businessKey, recipients };
     let log: SentRow;
     let outcome: Outcome | undefined;
     if (options.exclusive) {
       ({ log, outcome } = await orm.em.fork().transactional(async (tx) => {
-        await tx.execute(claimSql, claim);
-        const [row] = await tx.execute<SentRow[]>('select id, status, error from sent_email where business_key = ? for update', [businessKey]);
+        const row = await claimLocked(tx, claim);
         const sent = await send(tx, row, key, recipients, render);
         if (sent) await record(tx, row, sent);
         return { log: row, outcome: sent };
       }));
     } else {
       const em = orm.em.fork();
-      [log] = await em.execute<SentRow[]>(
-        `with claimed as (${claimSql} returning id, status, error)
-         select id, status, error from claimed
-         union all
-         select id, status, error from sent_email where business_key = ? and not exists (select 1 from claimed)`,
-        [...claim, businessKey],
-      );
+      log = await claimRow(em, claim);
       outcome = await send(em, log, key, recipients, render);
       if (outcome) await recordDurably(em, log, outcome, businessKey);
     }

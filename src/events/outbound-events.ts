@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { organisationStaffEmails } from '../accounts/account-store';
 import { z } from 'zod';
 import { isoUtc, preparedRows } from '../db/legacy-sql';
+import { isoUtc as isoUtcSql, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { boundedText } from '../domain/field-limits';
 import {
@@ -122,20 +123,39 @@ function pingEventId(): string {
   return `evt_${micros.toString(16).padStart(14, '0')}${randomBytes(6).toString('hex')}`;
 }
 
-const ENDPOINT_COLUMNS = `id, url, events, description, enabled, disabled_reason as "disabledReason", ${isoUtc('created_at')} as "createdAt"`;
+const ENDPOINT_COLUMNS = sql`id, url, events, description, enabled, disabled_reason as "disabledReason", ${isoUtcSql('created_at')} as "createdAt"`;
+const ENDPOINT_JSON = { id: true, url: true, events: true, description: true, enabled: true, disabledReason: true, createdAt: true } as const;
+
+const endpointById = statement<EndpointJson, { endpointId: string; orgId: string }>(
+  ENDPOINT_JSON, (p) => sql`select ${ENDPOINT_COLUMNS} from webhook_endpoint where id = ${p.endpointId} and organisation_id = ${p.orgId}`,
+);
+
+const endpointsOf = statement<EndpointJson, { orgId: string }>(
+  ENDPOINT_JSON, (p) => sql`select ${ENDPOINT_COLUMNS} from webhook_endpoint where organisation_id = ${p.orgId} order by created_at, id`,
+);
 
 /** One endpoint of the organisation: another organisation's id, or no id at all, is 404. */
 export async function getEndpoint(em: EntityManager, orgId: string, endpointId: string): Promise<EndpointJson> {
-  const [row] = isUuid(endpointId)
-    ? await em.execute<EndpointJson[]>(`select ${ENDPOINT_COLUMNS} from webhook_endpoint where id = ? and organisation_id = ?`, [endpointId, orgId])
-    : [];
+  const row = isUuid(endpointId) ? await endpointById.first(em, { endpointId, orgId }) : undefined;
   if (!row) throw new NotFoundError('webhook endpoint not found');
   return row;
 }
 
 export async function listEndpoints(em: EntityManager, orgId: string): Promise<EndpointJson[]> {
-  return em.execute<EndpointJson[]>(`select ${ENDPOINT_COLUMNS} from webhook_endpoint where organisation_id = ? order by created_at, id`, [orgId]);
+  return endpointsOf.rows(em, { orgId });
 }
+
+const lockEndpoints = statement<{ locked: unknown }, { orgId: string }>(
+  { locked: true }, (p) => sql`select pg_advisory_xact_lock(hashtext('webhook_endpoint:' || ${p.orgId}::text)) as locked`,
+);
+
+const insertEndpoint = statement<EndpointJson, { orgId: string; url: string; events: string; description: string; secret: string; max: number }>(
+  ENDPOINT_JSON,
+  (p) => sql`insert into webhook_endpoint (id, organisation_id, url, events, description, enabled, secret, created_at)
+       select gen_random_uuid(), ${p.orgId}, ${p.url}, ${p.events}::jsonb, ${p.description}, true, ${p.secret}, now()
+       where (select count(*) from webhook_endpoint where organisation_id = ${p.orgId}) < ${p.max}
+       returning ${ENDPOINT_COLUMNS}`,
+);
 
 
 /** Adds an endpoint (at most MAX_ENDPOINTS per organisation, counted under a lock of the organisation's endpoints). */
@@ -145,54 +165,59 @@ export async function createEndpoint(
   const url = await checkEndpointUrl(input.url, allowPrivate);
   const secret = newSecret();
   return em.transactional(async (tx) => {
-    await tx.execute(`select pg_advisory_xact_lock(hashtext('webhook_endpoint:' || ?::text))`, [orgId]);
-    const [row] = await tx.execute<EndpointJson[]>(
-      `insert into webhook_endpoint (id, organisation_id, url, events, description, enabled, secret, created_at)
-       select gen_random_uuid(), ?, ?, ?, ?, true, ?, now()
-       where (select count(*) from webhook_endpoint where organisation_id = ?) < ?
-       returning ${ENDPOINT_COLUMNS}`,
-      [orgId, url, JSON.stringify(input.events ?? []), input.description ?? '', sealSecret(keyRing, secret), orgId, MAX_ENDPOINTS],
-    );
+    await lockEndpoints.run(tx, { orgId });
+    const row = await insertEndpoint.first(tx, {
+      orgId, url, events: JSON.stringify(input.events ?? []), description: input.description ?? '', secret: sealSecret(keyRing, secret), max: MAX_ENDPOINTS,
+    });
     if (!row) throw new ConflictError(`an organisation has at most ${MAX_ENDPOINTS} webhook endpoints`);
     return { ...row, secret };
   });
 }
 
+const patchEndpoint = statement<
+  EndpointJson,
+  { url: string | null; events: string | null; description: string | null; enabled: boolean | null; enabling: boolean; endpointId: string; orgId: string }
+>(
+  ENDPOINT_JSON,
+  (p) => sql`update webhook_endpoint set url = coalesce(${p.url}, url), events = coalesce(${p.events}::jsonb, events),
+       description = coalesce(${p.description}, description), enabled = coalesce(${p.enabled}, enabled),
+       disabled_reason = case when ${p.enabling} then null else disabled_reason end,
+       failing_since = case when ${p.enabling} then null else failing_since end
+     where id = ${p.endpointId} and organisation_id = ${p.orgId} returning ${ENDPOINT_COLUMNS}`,
+);
+
 /** Changes what is given; enabling clears the reason it was disabled and its failing streak. */
 export async function updateEndpoint(em: EntityManager, orgId: string, endpointId: string, patch: EndpointPatch, allowPrivate: boolean): Promise<EndpointJson> {
   await getEndpoint(em, orgId, endpointId);
   const url = patch.url === undefined ? null : await checkEndpointUrl(patch.url, allowPrivate);
-  const [row] = await em.execute<EndpointJson[]>(
-    `update webhook_endpoint set url = coalesce(?, url), events = coalesce(?::jsonb, events), description = coalesce(?, description),
-       enabled = coalesce(?, enabled),
-       disabled_reason = case when ? then null else disabled_reason end,
-       failing_since = case when ? then null else failing_since end
-     where id = ? and organisation_id = ? returning ${ENDPOINT_COLUMNS}`,
-    [
-      url, patch.events === undefined ? null : JSON.stringify(patch.events), patch.description ?? null, patch.enabled ?? null,
-      patch.enabled === true, patch.enabled === true, endpointId, orgId,
-    ],
-  );
+  const row = await patchEndpoint.first(em, {
+    url, events: patch.events === undefined ? null : JSON.stringify(patch.events), description: patch.description ?? null, enabled: patch.enabled ?? null,
+    enabling: patch.enabled === true, endpointId, orgId,
+  });
   if (!row) throw new NotFoundError('webhook endpoint not found');
   return row;
 }
 
+const removeEndpoint = statement<{ id: string }, { endpointId: string; orgId: string }>(
+  { id: true }, (p) => sql`delete from webhook_endpoint where id = ${p.endpointId} and organisation_id = ${p.orgId} returning id`,
+);
+
 export async function deleteEndpoint(em: EntityManager, orgId: string, endpointId: string): Promise<void> {
-  const rows = isUuid(endpointId)
-    ? await em.execute<Array<{ id: string }>>('delete from webhook_endpoint where id = ? and organisation_id = ? returning id', [endpointId, orgId])
-    : [];
+  const rows = isUuid(endpointId) ? await removeEndpoint.rows(em, { endpointId, orgId }) : [];
   if (rows.length === 0) throw new NotFoundError('webhook endpoint not found');
 }
+
+const rotate = statement<NoRows, { overlapMs: number; secret: string; endpointId: string; orgId: string }>(
+  {},
+  (p) => sql`update webhook_endpoint set previous_secret = secret, previous_secret_until = now() + ${p.overlapMs} * interval '1 millisecond', secret = ${p.secret}
+     where id = ${p.endpointId} and organisation_id = ${p.orgId}`,
+);
 
 /** A new secret; the current one keeps signing beside it for ROTATION_OVERLAP_MS. */
 export async function rotateSecret(em: EntityManager, keyRing: KeyRing, orgId: string, endpointId: string): Promise<{ secret: string }> {
   await getEndpoint(em, orgId, endpointId);
   const secret = newSecret();
-  await em.execute(
-    `update webhook_endpoint set previous_secret = secret, previous_secret_until = now() + ? * interval '1 millisecond', secret = ?
-     where id = ? and organisation_id = ?`,
-    [ROTATION_OVERLAP_MS, sealSecret(keyRing, secret), endpointId, orgId],
-  );
+  await rotate.run(em, { overlapMs: ROTATION_OVERLAP_MS, secret: sealSecret(keyRing, secret), endpointId, orgId });
   return { secret };
 }
 
@@ -211,8 +236,20 @@ interface EventRow {
 }
 
 // The recorded row is needed only until `data` is kept.
-const EVENT_COLUMNS = `id, organisation_id, type, subject_id, case when data is null then subject_row end as subject_row,
-  ${isoUtc('created_at')} as timestamp, data`;
+const EVENT_COLUMNS = sql`id, organisation_id, type, subject_id, case when data is null then subject_row end as subject_row,
+  ${isoUtcSql('created_at')} as timestamp, data`;
+const EVENT_ROW = { id: true, organisation_id: true, type: true, subject_id: true, subject_row: true, timestamp: true, data: true } as const;
+
+const eventById = statement<EventRow, { eventId: string; orgId: string }>(
+  EVENT_ROW, (p) => sql`select ${EVENT_COLUMNS} from outbound_event where id = ${p.eventId} and organisation_id = ${p.orgId}`,
+);
+
+/** Keeps each event's rendered `data` unless another reader kept it first; answers what is kept. */
+const keepData = statement<{ id: string; data: unknown }, { rendered: string }>(
+  { id: true, data: true },
+  (p) => sql`update outbound_event e set data = coalesce(e.data, r.data)
+       from jsonb_to_recordset(${p.rendered}::jsonb) as r(id text, data jsonb) where e.id = r.id returning e.id, e.data`,
+);
 
 /** What a `download.completed` event says about its file transfer (no IP address, no user agent). */
 async function downloadsByIds(em: EntityManager, orgId: string, ids: string[]): Promise<Array<z.infer<typeof DownloadCompletedDataSchema> & { id: string }>> {
@@ -242,16 +279,25 @@ async function withData(em: EntityManager, orgId: string, events: EventRow[]): P
     const idsOf = (type: EventType) => missing.filter((e) => e.type === type).map((e) => e.subject_id);
     for (const { id, ...d } of await downloadsByIds(em, orgId, idsOf('download.completed'))) bySubject.set(id, d);
     for (const d of await deliveriesByIds(em, orgId, idsOf('delivery.failed'))) bySubject.set(d.id, d);
-    const kept = await em.execute<Array<{ id: string; data: unknown }>>(
-      `update outbound_event e set data = coalesce(e.data, r.data)
-       from jsonb_to_recordset(?::jsonb) as r(id text, data jsonb) where e.id = r.id returning e.id, e.data`,
-      [JSON.stringify(missing.map((e) => ({ id: e.id, data: rendered.get(e.id) ?? bySubject.get(e.subject_id) ?? { id: e.subject_id } })))],
-    );
+    const kept = await keepData.rows(em, {
+      rendered: JSON.stringify(missing.map((e) => ({ id: e.id, data: rendered.get(e.id) ?? bySubject.get(e.subject_id) ?? { id: e.subject_id } }))),
+    });
     const byId = new Map(kept.map((k) => [k.id, k.data]));
     for (const e of missing) e.data = byId.get(e.id) ?? null;
   }
   return events.map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, data: e.data }));
 }
+
+const eventsInOrder = statement<EventRow, { orgId: string; after: string | null; type: EventType | null; limit: number }>(
+  EVENT_ROW,
+  (p) => sql`select ${EVENT_COLUMNS} from outbound_event
+     where organisation_id = ${p.orgId} and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       and (${p.after}::text is null
+         or (transaction_id, id) > (select transaction_id, id from outbound_event where organisation_id = ${p.orgId} and id = ${p.after})
+         or (id > ${p.after} and not exists (select 1 from outbound_event where organisation_id = ${p.orgId} and id = ${p.after})))
+       and (${p.type}::text is null or type = ${p.type})
+     order by transaction_id, id limit ${p.limit}`,
+);
 
 export interface EventQuery {
   after?: string;
@@ -269,37 +315,37 @@ export interface EventQuery {
 export async function listEvents(em: EntityManager, orgId: string, query: EventQuery): Promise<EventJson[]> {
   if (query.after !== undefined && !EVENT_ID_RE.test(query.after)) throw new ValidationError('after: not an event id (evt_…)');
   const after = query.after ?? null;
-  const rows = await preparedRows<EventRow>(
-    em,
-    `select ${EVENT_COLUMNS} from outbound_event
-     where organisation_id = ? and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-       and (?::text is null
-         or (transaction_id, id) > (select transaction_id, id from outbound_event where organisation_id = ? and id = ?)
-         or (id > ? and not exists (select 1 from outbound_event where organisation_id = ? and id = ?)))
-       and (?::text is null or type = ?)
-     order by transaction_id, id limit ?`,
-    [orgId, after, orgId, after, after, orgId, after, query.type ?? null, query.type ?? null, query.limit],
-  );
+  const rows = await eventsInOrder.rows(em, { orgId, after, type: query.type ?? null, limit: query.limit });
   return withData(em, orgId, rows);
 }
 
 async function eventOf(em: EntityManager, orgId: string, eventId: string): Promise<EventRow> {
-  const [row] = EVENT_ID_RE.test(eventId)
-    ? await em.execute<EventRow[]>(`select ${EVENT_COLUMNS} from outbound_event where id = ? and organisation_id = ?`, [eventId, orgId])
-    : [];
+  const row = EVENT_ID_RE.test(eventId) ? await eventById.first(em, { eventId, orgId }) : undefined;
   if (!row) throw new NotFoundError('event not found');
   return row;
 }
 
+const deliveriesOfEvent = statement<{ endpointId: string; state: (typeof DELIVERY_STATES)[number]; attempts: number }, { eventId: string }>(
+  { endpointId: true, state: true, attempts: true },
+  (p) => sql`select endpoint_id as "endpointId", state, attempts from outbound_delivery where event_id = ${p.eventId} order by endpoint_id`,
+);
+
 /** One event with its delivery to each endpoint. */
 export async function getEvent(em: EntityManager, orgId: string, eventId: string): Promise<z.infer<typeof EventDetailJsonSchema>> {
   const [event] = await withData(em, orgId, [await eventOf(em, orgId, eventId)]);
-  const deliveries = await em.execute<Array<{ endpointId: string; state: (typeof DELIVERY_STATES)[number]; attempts: number }>>(
-    `select endpoint_id as "endpointId", state, attempts from outbound_delivery where event_id = ? order by endpoint_id`,
-    [eventId],
-  );
+  const deliveries = await deliveriesOfEvent.rows(em, { eventId });
   return { ...event, deliveries };
 }
+
+const redeliver = statement<{ id: string }, { eventId: string; orgId: string; endpointId: string | null; type: EventType }>(
+  { id: true },
+  (p) => sql`insert into outbound_delivery (event_id, endpoint_id, state, attempts, updated_at)
+       select ${p.eventId}, id, 'pending', 0, now() from webhook_endpoint
+       where organisation_id = ${p.orgId} and enabled
+         and (${p.endpointId}::uuid is null and (events = '[]'::jsonb or events @> jsonb_build_array(${p.type}::text)) or id = ${p.endpointId}::uuid)
+       on conflict (event_id, endpoint_id) do update set state = 'pending', updated_at = now()
+       returning endpoint_id as id`,
+);
 
 /**
  * One more delivery of the event (same `webhook-id`) to that endpoint, or to every enabled endpoint
@@ -313,14 +359,7 @@ export async function redeliverEvent(em: EntityManager, orgId: string, eventId: 
     if (!endpoint.enabled) throw new ConflictError('this endpoint is disabled: enable it first');
   }
   await em.transactional(async (tx) => {
-    const targets = await tx.execute<Array<{ id: string }>>(
-      `insert into outbound_delivery (event_id, endpoint_id, state, attempts, updated_at)
-       select ?, id, 'pending', 0, now() from webhook_endpoint
-       where organisation_id = ? and enabled and (?::uuid is null and (events = '[]'::jsonb or events @> jsonb_build_array(?::text)) or id = ?::uuid)
-       on conflict (event_id, endpoint_id) do update set state = 'pending', updated_at = now()
-       returning endpoint_id as id`,
-      [eventId, orgId, endpointId ?? null, event.type, endpointId ?? null],
-    );
+    const targets = await redeliver.rows(tx, { eventId, orgId, endpointId: endpointId ?? null, type: event.type });
     await enqueueDispatches(tx, targets.map((t): NewDispatch => {
       const payload = { eventId, endpointId: t.id };
       return { kind: 'deliver-event', orgId, workflowId: outboundDeliveryWorkflowId(payload), payload };
@@ -332,26 +371,48 @@ export async function redeliverEvent(em: EntityManager, orgId: string, eventId: 
 // Attempts
 // ---------------------------------------------------------------------------------------------
 
+const attemptPage = (where: Sql, limit: Parameters<{ limit: number }>['limit']) => sql`select id, event_id as "eventId", type, attempt,
+       ${isoUtcSql('at')} as at, status, error, duration_ms as "durationMs", response_excerpt as "responseExcerpt"
+     from outbound_attempt where ${where}
+     order by at desc, id desc limit ${limit}`;
+const ATTEMPT_JSON = {
+  id: true, eventId: true, type: true, attempt: true, at: true, status: true, error: true, durationMs: true, responseExcerpt: true,
+} as const;
+
+const firstAttempts = statement<AttemptJson, { endpointId: string; limit: number }>(
+  ATTEMPT_JSON, (p) => attemptPage(sql`endpoint_id = ${p.endpointId}`, p.limit),
+);
+
+const attemptsAfter = statement<AttemptJson, { endpointId: string; after: string; limit: number }>(
+  ATTEMPT_JSON,
+  (p) => attemptPage(
+    sql`endpoint_id = ${p.endpointId} and (at, id) < (select at, id from outbound_attempt where id = ${p.after} and endpoint_id = ${p.endpointId})`, p.limit,
+  ),
+);
+
 /** The endpoint's attempts, newest first; `after` is the id of the last attempt of the previous page. */
 export async function listAttempts(em: EntityManager, orgId: string, endpointId: string, page: { after?: string; limit: number }): Promise<AttemptJson[]> {
   await getEndpoint(em, orgId, endpointId);
   if (page.after !== undefined && !isUuid(page.after)) throw new NotFoundError('after: no attempt with that id');
-  return em.execute<AttemptJson[]>(
-    `select id, event_id as "eventId", type, attempt, ${isoUtc('at')} as at, status, error, duration_ms as "durationMs",
-       response_excerpt as "responseExcerpt"
-     from outbound_attempt where endpoint_id = ?
-       ${page.after === undefined ? '' : 'and (at, id) < (select at, id from outbound_attempt where id = ? and endpoint_id = ?)'}
-     order by at desc, id desc limit ?`,
-    page.after === undefined ? [endpointId, page.limit] : [endpointId, page.after, endpointId, page.limit],
-  );
+  return page.after === undefined
+    ? firstAttempts.rows(em, { endpointId, limit: page.limit })
+    : attemptsAfter.rows(em, { endpointId, after: page.after, limit: page.limit });
 }
 
+const insertAttempt = statement<
+  NoRows,
+  { endpointId: string; eventId: string; type: SentEventType; attempt: number; status: number | null; error: string | null; durationMs: number; excerpt: string }
+>(
+  {},
+  (p) => sql`insert into outbound_attempt (id, endpoint_id, event_id, type, attempt, at, status, error, duration_ms, response_excerpt)
+     values (gen_random_uuid(), ${p.endpointId}, ${p.eventId}, ${p.type}, ${p.attempt}, now(), ${p.status}, ${p.error}, ${p.durationMs}, ${p.excerpt})`,
+);
+
 async function logAttempt(em: EntityManager, endpointId: string, eventId: string, type: SentEventType, attempt: number, result: AttemptResult): Promise<void> {
-  await em.execute(
-    `insert into outbound_attempt (id, endpoint_id, event_id, type, attempt, at, status, error, duration_ms, response_excerpt)
-     values (gen_random_uuid(), ?, ?, ?, ?, now(), ?, ?, ?, ?)`,
-    [endpointId, eventId, type, attempt, result.status, result.error, result.durationMs, result.responseExcerpt.replace(/\0/g, '')],
-  );
+  await insertAttempt.run(em, {
+    endpointId, eventId, type, attempt, status: result.status, error: result.error, durationMs: result.durationMs,
+    excerpt: result.responseExcerpt.replace(/\0/g, ''),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,7 +432,47 @@ function signingSecrets(keyRing: KeyRing, row: EndpointSecrets): string[] {
   return [row.secret, ...(row.previous_valid && row.previous_secret ? [row.previous_secret] : [])].map((s) => openSecret(keyRing, s));
 }
 
-const ENDPOINT_SECRETS = `url, enabled, secret, previous_secret, coalesce(previous_secret_until > now(), false) as previous_valid`;
+const ENDPOINT_SECRETS = sql`url, enabled, secret, previous_secret, coalesce(previous_secret_until > now(), false) as previous_valid`;
+const ENDPOINT_SECRETS_ROW = { url: true, enabled: true, secret: true, previous_secret: true, previous_valid: true } as const;
+
+const endpointSecrets = statement<EndpointSecrets, { endpointId: string }>(
+  ENDPOINT_SECRETS_ROW, (p) => sql`select ${ENDPOINT_SECRETS} from webhook_endpoint where id = ${p.endpointId}`,
+);
+
+const endpointToSend = statement<EndpointSecrets & { organisation_id: string }, { endpointId: string }>(
+  { ...ENDPOINT_SECRETS_ROW, organisation_id: true },
+  (p) => sql`select organisation_id, ${ENDPOINT_SECRETS} from webhook_endpoint where id = ${p.endpointId}`,
+);
+
+const failPending = statement<NoRows, { eventId: string; endpointId: string }>(
+  {},
+  (p) => sql`update outbound_delivery set state = 'failed', updated_at = now() where event_id = ${p.eventId} and endpoint_id = ${p.endpointId} and state = 'pending'`,
+);
+
+const countAttempt = statement<{ attempts: number }, { delivered: boolean; failed: boolean; eventId: string; endpointId: string }>(
+  { attempts: true },
+  (p) => sql`update outbound_delivery set attempts = attempts + 1, updated_at = now(),
+         state = case when ${p.delivered} then 'delivered' when ${p.failed} then 'failed' else state end
+       where event_id = ${p.eventId} and endpoint_id = ${p.endpointId} returning attempts`,
+);
+
+const endFailingStreak = statement<NoRows, { endpointId: string }>(
+  {}, (p) => sql`update webhook_endpoint set failing_since = null where id = ${p.endpointId} and failing_since is not null`,
+);
+
+const extendFailingStreak = statement<{ disabled_now: boolean; since: string }, { endpointId: string; gone: boolean; disableAfterMs: number }>(
+  { disabled_now: true, since: true },
+  (p) => sql`with before as (select enabled from webhook_endpoint where id = ${p.endpointId} for update)
+       update webhook_endpoint e set failing_since = coalesce(e.failing_since, now()),
+         enabled = e.enabled and not (${p.gone} or coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond'),
+         disabled_reason = case
+           when not e.enabled then e.disabled_reason
+           when ${p.gone} then 'the endpoint answered 410 Gone'
+           when coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond' then 'every attempt failed since ' || ${isoUtcSql('coalesce(e.failing_since, now())')}
+           else null end
+       from before where e.id = ${p.endpointId}
+       returning before.enabled and not e.enabled as disabled_now, ${isoUtcSql('e.failing_since')} as since`,
+);
 
 /** The body of a request: what GET /api/events shows of the event. */
 export function eventBody(event: { id: string; type: SentEventType; timestamp: string; data: unknown }): string {
@@ -398,15 +499,11 @@ export interface SentAttempt {
 export async function attemptDelivery(
   em: EntityManager, keyRing: KeyRing, settings: DeliverySettings, target: { eventId: string; endpointId: string; last: boolean },
 ): Promise<SentAttempt> {
-  const [endpoint] = await em.execute<Array<EndpointSecrets & { organisation_id: string }>>(
-    `select organisation_id, ${ENDPOINT_SECRETS} from webhook_endpoint where id = ?`, [target.endpointId],
-  );
-  const [row] = endpoint
-    ? await em.execute<EventRow[]>(`select ${EVENT_COLUMNS} from outbound_event where id = ? and organisation_id = ?`, [target.eventId, endpoint.organisation_id])
-    : [];
+  const endpoint = await endpointToSend.first(em, { endpointId: target.endpointId });
+  const row = endpoint ? await eventById.first(em, { eventId: target.eventId, orgId: endpoint.organisation_id }) : undefined;
   if (!endpoint || !row) return { outcome: { kind: 'disabled' } };
   if (!endpoint.enabled) {
-    await em.execute(`update outbound_delivery set state = 'failed', updated_at = now() where event_id = ? and endpoint_id = ? and state = 'pending'`, [target.eventId, target.endpointId]);
+    await failPending.run(em, { eventId: target.eventId, endpointId: target.endpointId });
     return { outcome: { kind: 'disabled' } };
   }
   const [event] = await withData(em, endpoint.organisation_id, [row]);
@@ -416,31 +513,14 @@ export async function attemptDelivery(
   const delivered = result.error === null;
   const gone = result.status === 410;
   return em.transactional(async (tx) => {
-    const [delivery] = await tx.execute<Array<{ attempts: number }>>(
-      `update outbound_delivery set attempts = attempts + 1, updated_at = now(),
-         state = case when ? then 'delivered' when ? then 'failed' else state end
-       where event_id = ? and endpoint_id = ? returning attempts`,
-      [delivered, gone || target.last, target.eventId, target.endpointId],
-    );
+    const delivery = await countAttempt.first(tx, { delivered, failed: gone || target.last, eventId: target.eventId, endpointId: target.endpointId });
     await logAttempt(tx, target.endpointId, event.id, event.type, delivery?.attempts ?? 1, result);
     if (delivered) {
-      await tx.execute('update webhook_endpoint set failing_since = null where id = ? and failing_since is not null', [target.endpointId]);
+      await endFailingStreak.run(tx, { endpointId: target.endpointId });
       return { outcome: { kind: 'delivered' }, result };
     }
     // 410 disables at once; otherwise the endpoint goes when its failing streak reaches OUTBOUND_DISABLE_AFTER.
-    const [streak] = await tx.execute<Array<{ disabled_now: boolean; since: string }>>(
-      `with before as (select enabled from webhook_endpoint where id = ? for update)
-       update webhook_endpoint e set failing_since = coalesce(e.failing_since, now()),
-         enabled = e.enabled and not (? or coalesce(e.failing_since, now()) <= now() - ? * interval '1 millisecond'),
-         disabled_reason = case
-           when not e.enabled then e.disabled_reason
-           when ? then 'the endpoint answered 410 Gone'
-           when coalesce(e.failing_since, now()) <= now() - ? * interval '1 millisecond' then 'every attempt failed since ' || ${isoUtc('coalesce(e.failing_since, now())')}
-           else null end
-       from before where e.id = ?
-       returning before.enabled and not e.enabled as disabled_now, ${isoUtc('e.failing_since')} as since`,
-      [target.endpointId, gone, settings.disableAfterMs, gone, settings.disableAfterMs, target.endpointId],
-    );
+    const streak = await extendFailingStreak.first(tx, { endpointId: target.endpointId, gone, disableAfterMs: settings.disableAfterMs });
     const outcome: AttemptOutcome = gone ? { kind: 'gone' } : { kind: 'failed' };
     if (!streak?.disabled_now) return { outcome, result };
     return {
@@ -456,7 +536,7 @@ export async function sendTestPing(
   em: EntityManager, keyRing: KeyRing, orgId: string, endpointId: string, allowPrivate: boolean,
 ): Promise<{ status: number | null; durationMs: number; error: string | null }> {
   await getEndpoint(em, orgId, endpointId);
-  const [endpoint] = await em.execute<EndpointSecrets[]>(`select ${ENDPOINT_SECRETS} from webhook_endpoint where id = ?`, [endpointId]);
+  const endpoint = (await endpointSecrets.first(em, { endpointId }))!;
   const id = pingEventId();
   const body = eventBody({ id, type: 'ping', timestamp: new Date().toISOString(), data: { endpointId } });
   const result = await sendWebhook({ url: endpoint.url, webhookId: id, body, secrets: signingSecrets(keyRing, endpoint), allowPrivate });
@@ -474,19 +554,28 @@ export async function staffEmails(em: EntityManager, orgId: string): Promise<{ o
 // Retention and gauges
 // ---------------------------------------------------------------------------------------------
 
+const pruneAttempts = statement<NoRows, { cutoff: Date }>({}, (p) => sql`delete from outbound_attempt where at < ${p.cutoff}`);
+
+const pruneEventRows = statement<{ id: string }, { cutoff: Date }>(
+  { id: true }, (p) => sql`delete from outbound_event where created_at < ${p.cutoff} returning id`,
+);
+
 /** Events (with their deliveries) and attempts older than EVENT_RETENTION; returns how many events went. */
 export async function pruneEvents(em: EntityManager, now: Date, retentionMs: number): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionMs);
-  await em.execute('delete from outbound_attempt where at < ?', [cutoff]);
-  const gone = await em.execute<Array<{ id: string }>>('delete from outbound_event where created_at < ? returning id', [cutoff]);
+  await pruneAttempts.run(em, { cutoff });
+  const gone = await pruneEventRows.rows(em, { cutoff });
   return gone.length;
 }
 
+const gauges = statement<{ waiting: string; disabled: string }>(
+  { waiting: true, disabled: true },
+  () => sql`select (select count(*) from outbound_delivery where state = 'pending') as waiting,
+       (select count(*) from webhook_endpoint where not enabled) as disabled`,
+);
+
 /** For /metrics: deliveries not yet delivered or failed, and endpoints disabled. */
 export async function outboundGauges(em: EntityManager): Promise<{ deliveriesWaiting: number; endpointsDisabled: number }> {
-  const [row] = await em.execute<Array<{ waiting: string; disabled: string }>>(
-    `select (select count(*) from outbound_delivery where state = 'pending') as waiting,
-       (select count(*) from webhook_endpoint where not enabled) as disabled`,
-  );
+  const row = (await gauges.first(em, {}))!;
   return { deliveriesWaiting: Number(row.waiting), endpointsDisabled: Number(row.disabled) };
 }

@@ -7,7 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DispatchKind } from '../domain/dispatch';
-import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 
 /** A row of the insert's JSON parameter (see dispatchInsert). */
 export interface DispatchRow {
@@ -30,12 +30,6 @@ export function dispatchInsert(rows: Parameters<{ rows: string }>['rows'] | Sql)
   select r.id, r.organisation_id, r.kind, r.workflow_id, r.payload, now(), now(), 0, r.trace_parent
   from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, organisation_id uuid, kind text, workflow_id text, payload jsonb, trace_parent text)`;
 }
-
-/**
- * The same insert with a `?` for its parameter, for the statements not yet moved to `../db/sql`
- * that end with it (the delivery log's); goes when they have moved.
- */
-export const DISPATCH_INSERT_SQL = dispatchInsert(trustedSql('?')).parts.join('');
 
 const insertDispatches = statement<NoRows, { rows: string }>({}, (p) => dispatchInsert(p.rows));
 

@@ -7,10 +7,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NewDispatch } from '../domain/dispatch';
 import type { HeldLine } from '../domain/held-line';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
-import type { Platform, PurchaseSource } from '../domain/platforms';
+import type { Platform } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type DeliveryKind, type ItemOutcome } from '../domain/statuses';
-import { preparedRows } from '../db/legacy-sql';
-import { DISPATCH_INSERT_SQL, dispatchRows, type DispatchRow } from './workflow-outbox';
+import { finishDelivery, insertDeliveries, itemOutcomesOf, lockDelivery, reportItemOutcome } from '../deliveries/delivery-store';
+import { dispatchRows } from './workflow-outbox';
+import type { DispatchRow } from '../outbox/outbox-store';
 
 export interface NewItem {
   id: string;
@@ -37,34 +38,6 @@ export interface NewEntry {
   workflowIds: string[];
 }
 
-/**
- * The statement that records deliveries: entries, items, unmatched counters and outbox rows, each
- * set as one JSON parameter, so the text is fixed and PostgreSQL plans it once per connection. One
- * execution may hold several requests' deliveries (group commit), so every row names its own
- * organisation and time.
- */
-const RECORD_ENTRIES_SQL = `with input as (
-    select ?::jsonb as deliveries, ?::jsonb as items, ?::jsonb as counters),
-  deliveries as (
-    insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, event_id, status, unmatched, test, workflow_ids, received_at, completed_at)
-    select d.id, d.organisation_id, d.kind, d.platform, d.external_order_id, d.event_id, d.status, d.unmatched, d.test, d.workflow_ids, d.received_at,
-      case when d.status = 'Pending' then null else d.received_at end
-    from input, jsonb_to_recordset(input.deliveries)
-      as d(id uuid, organisation_id uuid, kind text, platform text, external_order_id text, event_id text, status text, unmatched boolean, test boolean,
-        workflow_ids jsonb, received_at timestamptz)),
-  items as (
-    insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id, held_line)
-    select i.id, i.delivery_id, i.line_index, i.sku, i.product_id, i.outcome, i.reason, i.workflow_id, i.held_line
-    from input, jsonb_to_recordset(input.items)
-      as i(id uuid, delivery_id uuid, line_index int, sku text, product_id uuid, outcome text, reason text, workflow_id text, held_line jsonb)),
-  counters as (
-    insert into unmatched_sku (id, organisation_id, platform, sku, count, last_seen_at)
-    select gen_random_uuid(), c.organisation_id, c.platform, c.sku, c.count, c.last_seen_at
-    from input, jsonb_to_recordset(input.counters) as c(organisation_id uuid, platform text, sku text, count int, last_seen_at timestamptz)
-    on conflict (organisation_id, platform, sku)
-    do update set count = unmatched_sku.count + excluded.count, last_seen_at = greatest(unmatched_sku.last_seen_at, excluded.last_seen_at))
-  ${DISPATCH_INSERT_SQL}`;
-
 interface UnmatchedCount {
   organisation_id: string;
   platform: Platform;
@@ -73,7 +46,7 @@ interface UnmatchedCount {
   last_seen_at: string;
 }
 
-/** One request's deliveries as the rows RECORD_ENTRIES_SQL inserts (built in the request's trace context). */
+/** One request's deliveries as the rows `insertDeliveries` records (built in the request's trace context). */
 export interface DeliveryWrite {
   deliveries: object[];
   items: object[];
@@ -131,12 +104,12 @@ function mergedCounters(counters: UnmatchedCount[]): UnmatchedCount[] {
  * transaction of several, and the front door groups concurrent requests into one (GroupCommit).
  */
 export async function recordDeliveries(em: EntityManager, writes: DeliveryWrite[]): Promise<void> {
-  await preparedRows(em, RECORD_ENTRIES_SQL, [
-    JSON.stringify(writes.flatMap((w) => w.deliveries)),
-    JSON.stringify(writes.flatMap((w) => w.items)),
-    JSON.stringify(mergedCounters(writes.flatMap((w) => w.counters))),
-    JSON.stringify(writes.flatMap((w) => w.dispatches)),
-  ]);
+  await insertDeliveries(em, {
+    deliveries: writes.flatMap((w) => w.deliveries),
+    items: writes.flatMap((w) => w.items),
+    counters: mergedCounters(writes.flatMap((w) => w.counters)),
+    dispatches: writes.flatMap((w) => w.dispatches),
+  });
 }
 
 /**
@@ -149,31 +122,16 @@ export async function recordItemOutcomes(em: EntityManager, items: ItemOutcomeRe
   return em.transactional(async (tx) => {
     const deliveryIds = new Set<string>();
     for (const item of items) {
-      const rows = await tx.execute<Array<{ delivery_id: string }>>(
-        `update webhook_delivery_item set outcome = ?, reason = ?, purchase_id = ?
-         where id = ? and outcome is null returning delivery_id`,
-        [item.outcome, item.reason, item.purchaseId, item.itemId],
-      );
-      const [found] = rows.length ? rows : await tx.execute<Array<{ delivery_id: string }>>(
-        'select delivery_id from webhook_delivery_item where id = ?', [item.itemId],
-      );
-      if (found) deliveryIds.add(found.delivery_id);
+      const found = await reportItemOutcome(tx, item);
+      if (found) deliveryIds.add(found);
     }
     const alerts: OrderAlertRequest[] = [];
     for (const deliveryId of [...deliveryIds].sort()) {
-      const [delivery] = await tx.execute<Array<{ organisation_id: string; platform: PurchaseSource; external_order_id: string; status: string }>>(
-        'select organisation_id, platform, external_order_id, status from webhook_delivery where id = ? for update',
-        [deliveryId],
-      );
-      const outcomes = (await tx.execute<Array<{ outcome: ItemOutcome | null }>>(
-        'select outcome from webhook_delivery_item where delivery_id = ?', [deliveryId],
-      )).map((r) => r.outcome);
+      const delivery = (await lockDelivery(tx, deliveryId))!;
+      const outcomes = await itemOutcomesOf(tx, deliveryId);
       const status = deliveryStatusOf(outcomes);
       if (status !== 'Pending' && delivery.status === 'Pending') {
-        await tx.execute(
-          'update webhook_delivery set status = ?, unmatched = ?, completed_at = now() where id = ?',
-          [status, outcomes.includes('unmatched'), deliveryId],
-        );
+        await finishDelivery(tx, deliveryId, status, outcomes.includes('unmatched'));
       }
       if (alertDue(outcomes)) {
         alerts.push({

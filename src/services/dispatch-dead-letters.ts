@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { alertWorkflowId } from '../domain/ids';
 import { deadLetterDispatchRows } from '../outbox/outbox-store';
 import { recordItemOutcomes } from './delivery-log';
+import { undecidedItemsOfRun } from '../deliveries/delivery-store';
 import { enqueueDispatches, ERROR_TEXT_LIMIT, type ClaimedDispatch } from './workflow-outbox';
 
 /**
@@ -23,11 +24,8 @@ export async function deadLetterDispatches(tx: EntityManager, rows: Array<{ row:
     const reason = `the workflow engine refused this run: ${error}`.slice(0, ERROR_TEXT_LIMIT);
     if (row.kind === 'fulfil-line') items.push({ itemId: row.payload.deliveryItemId, reason });
     if (row.kind === 'revoke') {
-      const found = await tx.execute<Array<{ id: string }>>(
-        'select id from webhook_delivery_item where delivery_id = ? and workflow_id = ? and outcome is null',
-        [row.payload.deliveryId, row.workflowId],
-      );
-      items.push(...found.map((item) => ({ itemId: item.id, reason })));
+      const found = await undecidedItemsOfRun(tx, row.payload.deliveryId, row.workflowId);
+      items.push(...found.map((itemId) => ({ itemId, reason })));
     }
   }
   if (items.length === 0) return;

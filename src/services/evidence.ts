@@ -10,6 +10,8 @@ import { NotFoundError } from '../domain/errors';
 import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord, type LinkOrigin } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';
 import { displayAmount } from '../purchases/purchase-rows';
+import { orderDeliveryRows } from '../deliveries/delivery-store';
+import { receiptRows } from '../deliveries/mail-ledger-store';
 
 interface PurchaseRow {
   id: string;
@@ -56,27 +58,12 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
   if (!purchase) throw new NotFoundError('purchase not found');
 
   const refs = [purchase.external_order_id, purchase.payment_reference].filter((r): r is string => r !== null);
-  const deliveryRows = refs.length === 0 ? [] : await em.execute<Array<{
-    id: string; platform: string; kind: string; status: string; received_at: string; completed_at: string | null;
-    items: Array<{ sku: string | null; outcome: string | null; reason: string | null }>;
-  }>>(
-    `select d.id, d.platform, d.kind, d.status, ${isoUtc('d.received_at')} as received_at, ${isoUtc('d.completed_at')} as completed_at,
-       coalesce((select json_agg(json_build_object('sku', i.sku, 'outcome', i.outcome, 'reason', i.reason) order by i.line_index)
-                 from webhook_delivery_item i where i.delivery_id = d.id), '[]') as items
-     from webhook_delivery d
-     where d.organisation_id = ? and d.platform = ? and d.external_order_id in (select jsonb_array_elements_text(?::jsonb))
-     order by d.received_at, d.id`,
-    [orgId, purchase.source, JSON.stringify(refs)],
-  );
+  const deliveryRows = refs.length === 0 ? [] : await orderDeliveryRows(em, orgId, purchase.source, refs);
   const deliveries: EvidenceDeliveryEntry[] = deliveryRows.map((d) => ({
     id: d.id, platform: d.platform, kind: d.kind, status: d.status, receivedAt: d.received_at, completedAt: d.completed_at, items: d.items,
   }));
 
-  const receipts = await em.execute<Array<{ status: string; sent_at: string | null; message_id: string | null; recipients: string[]; subject: string }>>(
-    `select status, ${isoUtc('sent_at')} as sent_at, message_id, recipients, subject from sent_email
-     where business_key like ? order by created_at`,
-    [`receipt:${purchaseId}:%`],
-  );
+  const receipts = await receiptRows(em, purchaseId);
   const links = await em.execute<Array<{ created_at: string; issued_via: LinkOrigin; expires_at: string; used_at: string | null }>>(
     `select ${isoUtc('created_at')} as created_at, issued_via, ${isoUtc('expires_at')} as expires_at, ${isoUtc('used_at')} as used_at
      from download_token where purchase_id = ? order by created_at, id`,

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { outboxBacklog, type OutboxBacklog } from './workflow-outbox';
+import { deliveryStatusCounts, unmatchedSkuTotal } from '../deliveries/delivery-store';
 
 export interface DayCount {
   /** YYYY-MM-DD (UTC). */
@@ -33,11 +34,8 @@ export async function overviewOf(em: EntityManager, orgId: string, now: Date, da
   const [sales, downloads, statuses, unmatched, backlog] = await Promise.all([
     perDay('purchase'),
     perDay('activity_log_entry', `and kind = 'file_download'`),
-    em.execute<Array<{ status: string; n: string }>>(
-      'select status, count(*) as n from webhook_delivery where organisation_id = ? and received_at >= ? group by status',
-      [orgId, since],
-    ),
-    em.execute<Array<{ total: string | null }>>('select sum(count) as total from unmatched_sku where organisation_id = ?', [orgId]),
+    deliveryStatusCounts(em, orgId, since),
+    unmatchedSkuTotal(em, orgId),
     outboxBacklog(em, orgId),
   ]);
 
@@ -55,7 +53,7 @@ export async function overviewOf(em: EntityManager, orgId: string, now: Date, da
     days: result,
     deliveries,
     successRate: finished === 0 ? null : deliveries.success / finished,
-    unmatchedSkus: Number(unmatched[0]?.total ?? 0),
+    unmatchedSkus: unmatched,
     backlog,
   };
 }

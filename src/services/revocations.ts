@@ -8,13 +8,9 @@ import type { RevocationRequest } from '../domain/revocation';
 import { deliveryStatusOf, type ItemOutcome, type RevokeReason } from '../domain/statuses';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
-
-interface PendingItem {
-  id: string;
-  line_index: number;
-  sku: string | null;
-  product_id: string | null;
-}
+import {
+  addDecidedItem, closeEntry, decideItem, itemOutcomesOf, lockRevocationEntry, nextLineIndex, undecidedItems,
+} from '../deliveries/delivery-store';
 
 interface PurchaseMatch {
   id: string;
@@ -66,24 +62,13 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
     await lockOrder(tx, request.orgId, request.platform, request.orderRef);
     // When the event happened, as far as we know: the first receipt of its event id (a redelivery
     // repeats the event), else the receipt of this entry.
-    const [entry] = await tx.execute<Array<{ id: string; event_at: Date | string }>>(
-      `select d.id, coalesce((select min(e.received_at) from webhook_delivery e
-           where e.organisation_id = d.organisation_id and e.platform = d.platform and e.event_id = d.event_id), d.received_at) as event_at
-       from webhook_delivery d where d.id = ? and d.organisation_id = ? for update of d`,
-      [request.deliveryId, request.orgId],
-    );
+    const entry = await lockRevocationEntry(tx, request.orgId, request.deliveryId);
     if (!entry) return [];
     const eventAt = new Date(entry.event_at);
-    const items = await tx.execute<PendingItem[]>(
-      'select id, line_index, sku, product_id from webhook_delivery_item where delivery_id = ? and outcome is null order by line_index',
-      [request.deliveryId],
-    );
+    const items = await undecidedItems(tx, request.deliveryId);
     const written: ItemOutcome[] = [];
     const decide = async (itemId: string, outcome: ItemOutcome, purchase: PurchaseMatch | null, reason: string | null) => {
-      await tx.execute(
-        'update webhook_delivery_item set outcome = ?, reason = ?, purchase_id = ?, product_id = coalesce(?, product_id) where id = ?',
-        [outcome, reason, purchase?.id ?? null, purchase?.product_id ?? null, itemId],
-      );
+      await decideItem(tx, { itemId, outcome, reason, purchaseId: purchase?.id ?? null, productId: purchase?.product_id ?? null });
       written.push(outcome);
     };
     const leaveNotice = (productId: string | null) => tx.execute(
@@ -98,9 +83,7 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
       [request.orgId, request.platform, request.orderRef, ...(productId === null ? [] : [productId])],
     );
 
-    let nextLine = (await tx.execute<Array<{ next: number }>>(
-      'select coalesce(max(line_index), -1) + 1 as next from webhook_delivery_item where delivery_id = ?', [request.deliveryId],
-    ))[0].next;
+    let nextLine = await nextLineIndex(tx, request.deliveryId);
     for (const item of items) {
       if (item.product_id === null && item.sku !== null) {
         await decide(item.id, 'not found', null, 'no product has this SKU');
@@ -119,23 +102,16 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
         if (index === 0) {
           await decide(item.id, outcome, purchase, reason);
         } else {
-          await tx.execute(
-            `insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, purchase_id, workflow_id)
-             values (gen_random_uuid(), ?, ?, null, ?, ?, ?, ?, null)`,
-            [request.deliveryId, nextLine, purchase.product_id, outcome, reason, purchase.id],
-          );
+          await addDecidedItem(tx, {
+            deliveryId: request.deliveryId, lineIndex: nextLine, productId: purchase.product_id, outcome, reason, purchaseId: purchase.id,
+          });
           nextLine += 1;
           written.push(outcome);
         }
       }
     }
-    const outcomes = (await tx.execute<Array<{ outcome: ItemOutcome | null }>>(
-      'select outcome from webhook_delivery_item where delivery_id = ?', [request.deliveryId],
-    )).map((r) => r.outcome);
-    await tx.execute(
-      `update webhook_delivery set status = ?, completed_at = coalesce(completed_at, ?) where id = ? and status = 'Pending'`,
-      [deliveryStatusOf(outcomes), now, request.deliveryId],
-    );
+    const outcomes = await itemOutcomesOf(tx, request.deliveryId);
+    await closeEntry(tx, request.deliveryId, deliveryStatusOf(outcomes), now);
     return written;
   });
 }

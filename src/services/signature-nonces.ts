@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnauthorizedError } from '../domain/errors';
+import { firstBodyOfNonce } from '../deliveries/delivery-store';
 
 const sha256 = (value: string | Buffer): Buffer => createHash('sha256').update(value).digest();
 
@@ -21,13 +22,8 @@ export async function claimSignedNonce(
   now: Date,
 ): Promise<void> {
   const bodySha256 = sha256(rawBody);
-  const [row] = await tx.execute<Array<{ body_sha256: Buffer }>>(
-    `insert into signature_nonce (organisation_id, platform, nonce_sha256, body_sha256, created_at) values (?, ?, ?, ?, ?)
-     on conflict (organisation_id, platform, nonce_sha256) do update set nonce_sha256 = excluded.nonce_sha256
-     returning body_sha256`,
-    [key.orgId, key.platform, sha256(key.nonce), bodySha256, now],
-  );
-  if (!row.body_sha256.equals(bodySha256)) {
+  const firstBody = await firstBodyOfNonce(tx, { orgId: key.orgId, platform: key.platform, nonceSha256: sha256(key.nonce) }, bodySha256, now);
+  if (!firstBody.equals(bodySha256)) {
     throw new UnauthorizedError('this signature was already used with another body: replay refused');
   }
 }

@@ -10,15 +10,14 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc } from '../db/legacy-sql';
 import { productOfSku, skuProduct } from '../catalogue/catalogue-store';
+import { claimHeldLines, heldSaleRows, heldWithoutOrderCount, isSkuSeen, replayHeldLines } from '../deliveries/held-line-store';
 import type { NewDispatch } from '../domain/dispatch';
 import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isEmailAddress } from '../domain/email';
 import type { HeldLine } from '../domain/held-line';
 import { fulfilLineWorkflowId, normaliseSku } from '../domain/ids';
-import type { Platform } from '../domain/platforms';
 import { getProduct, updateProduct } from './products';
 import { enqueueDispatches } from './workflow-outbox';
 
@@ -71,19 +70,10 @@ function deliverable(line: HeldLine | null): line is HeldLine {
   return line !== null && isEmailAddress(line.customer.email);
 }
 
-const HELD_WHERE = `i.outcome = 'unmatched' and d.organisation_id = ? and lower(btrim(i.sku)) = ?`;
-
 /** The sales an SKU held back (its `unmatched` lines), oldest first, and the product it maps to now. */
 export async function heldSales(em: EntityManager, orgId: string, rawSku: string): Promise<HeldSales> {
   const sku = skuOf(rawSku);
-  const rows = await em.execute<Array<{
-    item_id: string; delivery_id: string; platform: string; external_order_id: string; sku: string; received_at: string; held_line: HeldLine | null;
-  }>>(
-    `select i.id as item_id, d.id as delivery_id, d.platform, d.external_order_id, i.sku, ${isoUtc('d.received_at')} as received_at, i.held_line
-     from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id
-     where ${HELD_WHERE} order by d.received_at, i.line_index`,
-    [orgId, normaliseSku(sku)],
-  );
+  const rows = await heldSaleRows(em, orgId, normaliseSku(sku));
   return {
     sku,
     productId: await mappedProduct(em, orgId, sku),
@@ -123,19 +113,10 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
     if (product.status !== 'published' || !product.live) {
       throw new ConflictError('the product is not live (published with a ready active version): its sales would be held again');
     }
-    const held = await tx.execute<Array<{ id: string; delivery_id: string; platform: Platform; external_order_id: string; sku: string; held_line: HeldLine }>>(
-      `select i.id, i.delivery_id, d.platform, d.external_order_id, i.sku, i.held_line
-       from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id
-       where ${HELD_WHERE} and i.held_line is not null
-       order by d.received_at, i.line_index for update of i`,
-      [orgId, key],
-    );
+    const held = await claimHeldLines(tx, orgId, key);
     // Lines without a usable email stay held and are counted, to be recorded by hand.
     const claimed = held.filter((item) => deliverable(item.held_line));
-    const [{ count: left }] = await tx.execute<Array<{ count: string }>>(
-      `select count(*) from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id where ${HELD_WHERE} and i.held_line is null`,
-      [orgId, key],
-    );
+    const left = await heldWithoutOrderCount(tx, orgId, key);
     const dispatches: NewDispatch[] = claimed.map((item) => {
       const payload = {
         orgId,
@@ -155,28 +136,8 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
     });
     if (claimed.length > 0) {
       const items = claimed.map((item, index) => ({ id: item.id, delivery_id: item.delivery_id, workflow_id: dispatches[index].workflowId }));
-      await tx.execute(
-        `update webhook_delivery_item i set outcome = null, reason = null, product_id = ?, workflow_id = c.workflow_id
-         from jsonb_to_recordset(?::jsonb) as c(id uuid, workflow_id text) where i.id = c.id`,
-        [product.id, JSON.stringify(items)],
-      );
-      // The entries wait for their runs again; each run's workflow id joins the entry's list.
-      await tx.execute(
-        `update webhook_delivery d set status = 'Pending', completed_at = null,
-           workflow_ids = (select coalesce(jsonb_agg(distinct w), '[]') from (
-             select jsonb_array_elements_text(d.workflow_ids::jsonb) as w
-             union select c.workflow_id from jsonb_to_recordset(?::jsonb) as c(delivery_id uuid, workflow_id text) where c.delivery_id = d.id) ids)
-         where d.id in (select (e->>'delivery_id')::uuid from jsonb_array_elements(?::jsonb) e)`,
-        [JSON.stringify(items), JSON.stringify(items)],
-      );
-      // The Purchases page counter counts the lines still held.
-      await tx.execute(
-        `update unmatched_sku u set count = greatest(0, u.count - c.n)
-         from (select d.platform, i.sku, count(*)::int as n from jsonb_to_recordset(?::jsonb) as x(id uuid)
-               join webhook_delivery_item i on i.id = x.id join webhook_delivery d on d.id = i.delivery_id group by 1, 2) c
-         where u.organisation_id = ? and u.platform = c.platform and u.sku = c.sku`,
-        [JSON.stringify(items), orgId],
-      );
+      // The items and their entries wait for the runs again; the SKU's counter counts the lines still held.
+      await replayHeldLines(tx, orgId, product.id, items);
       await enqueueDispatches(tx, dispatches);
     }
     return { sku, productId: product.id, delivering: claimed.length, notDeliverable: Number(left) + held.length - claimed.length };
@@ -186,10 +147,5 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
 /** 404 for an SKU nobody sent (no counter row and no held line): nothing to map or deliver. */
 export async function assertSkuSeen(em: EntityManager, orgId: string, rawSku: string): Promise<void> {
   const sku = skuOf(rawSku);
-  const [row] = await em.execute<Array<{ seen: boolean }>>(
-    `select exists (select 1 from unmatched_sku where organisation_id = ? and lower(btrim(sku)) = ?)
-       or exists (select 1 from webhook_delivery_item i join webhook_delivery d on d.id = i.delivery_id where ${HELD_WHERE}) as seen`,
-    [orgId, normaliseSku(sku), orgId, normaliseSku(sku)],
-  );
-  if (!row.seen) throw new NotFoundError(`no sale was held back by the SKU ${sku}`);
+  if (!(await isSkuSeen(em, orgId, normaliseSku(sku)))) throw new NotFoundError(`no sale was held back by the SKU ${sku}`);
 }

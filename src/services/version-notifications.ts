@@ -14,6 +14,7 @@ import { ConflictError, NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { versionNotificationWorkflowId } from '../domain/ids';
 import { enqueueDispatches } from './workflow-outbox';
+import { failSendingNotices } from '../deliveries/mail-ledger-store';
 
 export const NotificationProgressSchema = z.object({
   notificationId: z.uuid(),
@@ -97,11 +98,7 @@ export async function giveUpNotices(em: EntityManager, notificationId: string, p
   const versionId = await notifiedVersion(em, notificationId);
   if (versionId === undefined) return;
   const keys = purchaseIds.map((purchaseId) => `${noticeKeyPrefix(versionId)}${purchaseId}`);
-  await em.execute(
-    `update sent_email set status = 'failed', error = ?
-     where kind = 'update' and status = 'sending' and business_key in (select jsonb_array_elements_text(?::jsonb))`,
-    [reason.slice(0, 1000), JSON.stringify(keys)],
-  );
+  await failSendingNotices(em, keys, reason.slice(0, 1000));
 }
 
 export { finishNotification } from '../catalogue/version-notification-store';

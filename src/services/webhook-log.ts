@@ -1,6 +1,6 @@
-import type { EntityManager, Knex } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/legacy-sql';
+import { deliveriesWithIdsRows, deliveryPageRows, isDeliveryOf, unmatchedSkuRows } from '../deliveries/delivery-store';
 import { NotFoundError } from '../domain/errors';
 import { PLATFORMS, type Platform } from '../domain/platforms';
 import { DELIVERY_KINDS, DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliveryStatus } from '../domain/statuses';
@@ -48,63 +48,23 @@ export interface DeliveryQuery {
   limit: number;
 }
 
-/**
- * One page of the log with each entry's lines, in one statement: the page is cut first, so lines
- * are read for its entries only; an entry's lines come as one JSON array, in line order.
- * Bindings: those of `where`, then the limit.
- */
-const pageSql = (where: string) => `
-  select d.id, d.kind, d.platform, d.external_order_id as "externalOrderId", d.status, d.unmatched, d.test,
-    coalesce(i.items, '[]') as items,
-    ${isoUtc('d.received_at')} as "receivedAt", ${isoUtc('d.completed_at')} as "completedAt", d.workflow_ids as "workflowIds"
-  from (
-    select id, kind, platform, external_order_id, status, unmatched, test, received_at, completed_at, workflow_ids
-    from webhook_delivery where ${where} order by received_at desc, id desc limit ?
-  ) d
-  left join lateral (
-    select json_agg(json_build_object('sku', sku, 'productId', product_id, 'outcome', outcome, 'reason', reason,
-      'purchaseId', purchase_id) order by line_index) as items
-    from webhook_delivery_item where delivery_id = d.id
-  ) i on true
-  order by d.received_at desc, d.id desc`;
-
 /** The delivery log, newest first, one page at a time, each entry with its lines in order. */
 export async function listDeliveries(em: EntityManager, orgId: string, query: DeliveryQuery): Promise<DeliveryJson[]> {
-  const where = ['organisation_id = ?'];
-  const params: Knex.Value[] = [orgId];
-  if (query.status) {
-    where.push('status = ?');
-    params.push(query.status);
-  }
-  if (query.platform) {
-    where.push('platform = ?');
-    params.push(query.platform);
-  }
   if (query.after !== undefined) {
-    const found = isUuid(query.after)
-      ? await em.execute('select 1 from webhook_delivery where id = ? and organisation_id = ?', [query.after, orgId])
-      : [];
-    if (found.length === 0) throw new NotFoundError('after: no delivery with that id');
-    where.push('(received_at, id) < (select received_at, id from webhook_delivery where id = ?)');
-    params.push(query.after);
+    const found = isUuid(query.after) && await isDeliveryOf(em, orgId, query.after);
+    if (!found) throw new NotFoundError('after: no delivery with that id');
   }
-  return preparedRows<DeliveryJson>(em, pageSql(where.join(' and ')), [...params, query.limit]);
+  return deliveryPageRows(em, orgId, { status: query.status || null, platform: query.platform || null, after: query.after ?? null, limit: query.limit });
 }
 
 /** These entries of the organisation's log, as GET /api/webhook-deliveries shows them (outbound events' data). */
 export async function deliveriesByIds(em: EntityManager, orgId: string, ids: string[]): Promise<DeliveryJson[]> {
   if (ids.length === 0) return [];
-  return preparedRows<DeliveryJson>(
-    em, pageSql('organisation_id = ? and id in (select jsonb_array_elements_text(?::jsonb)::uuid)'), [orgId, JSON.stringify(ids), ids.length],
-  );
+  return deliveriesWithIdsRows(em, orgId, ids);
 }
 
 /** Unmatched SKUs of the organisation, most recently seen first; `total` is the sum of the counts. */
 export async function unmatchedSkus(em: EntityManager, orgId: string): Promise<UnmatchedSkusJson> {
-  const skus = await em.execute<UnmatchedSkusJson['skus']>(
-    `select platform, sku, count, ${isoUtc('last_seen_at')} as "lastSeenAt" from unmatched_sku
-     where organisation_id = ? and count > 0 order by last_seen_at desc, platform, sku`,
-    [orgId],
-  );
+  const skus = await unmatchedSkuRows(em, orgId);
   return { total: skus.reduce((sum, s) => sum + s.count, 0), skus };
 }

@@ -12,8 +12,6 @@ import {
 } from '../outbox/outbox-store';
 import { currentTraceParent } from '../telemetry/tracing';
 
-/** The insert as a fragment (`dispatchInsert`) for statements that end with it, and as legacy text for those not moved yet. */
-export { DISPATCH_INSERT_SQL, dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 
 export type ClaimedDispatch = DispatchRequest & {
   id: string; workflowId: string; orgId: string | null; attempts: number; refusals: number; traceParent: string | null;
