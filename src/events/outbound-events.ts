@@ -16,7 +16,7 @@ import {
   type AttemptOutcome, type EventType, type SentEventType,
 } from '../domain/outbound-events';
 import { isUuid } from '../domain/uuid';
-import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-rows';
+import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-store';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
 import { deliveriesByIds, DeliveryJsonSchema } from '../services/webhook-log';

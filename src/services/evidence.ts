@@ -9,7 +9,7 @@ import { isoUtc } from '../db/legacy-sql';
 import { NotFoundError } from '../domain/errors';
 import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord, type LinkOrigin } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';
-import { displayAmount } from '../purchases/purchase-rows';
+import { displayAmount } from '../purchases/purchase-store';
 
 interface PurchaseRow {
   id: string;

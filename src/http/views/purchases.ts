@@ -1,4 +1,4 @@
-import type { PurchaseRow } from '../../purchases/purchase-rows';
+import type { PurchaseRow } from '../../purchases/purchase-store';
 import type { CustomerRow } from '../../services/customer-search';
 import type { CustomerJson } from '../../services/customer-lookup';
 import type { ProductListing } from '../../services/products';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../../../domain/errors';
 import { findCustomers } from '../../../services/customer-lookup';
-import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-rows';
+import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-store';
 import { searchCustomers } from '../../../services/customer-search';
 import { listProducts } from '../../../services/products';
 import { countStaffMail } from '../../../services/staff-mail-limit';

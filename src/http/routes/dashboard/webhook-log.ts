@@ -4,7 +4,7 @@ import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 import { PLATFORMS } from '../../../domain/platforms';
 import { DELIVERY_STATUSES } from '../../../domain/statuses';
 import { findCustomers } from '../../../services/customer-lookup';
-import { recordedOrderLines, type OrderLineKey } from '../../../purchases/purchase-rows';
+import { recordedOrderLines, type OrderLineKey } from '../../../purchases/purchase-store';
 import { listProducts } from '../../../services/products';
 import { listDeliveries } from '../../../services/webhook-log';
 import { principalOf } from '../../plugins/principal';

@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/legacy-sql';
-import { likeContains, sql, statement } from '../db/sql';
+import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters } from '../db/sql';
 import { NotFoundError } from '../domain/errors';
 import { normaliseAmount } from '../domain/money';
 import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
@@ -9,12 +8,13 @@ import { normaliseEmail } from '../domain/email';
 import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
-import { logStaffAction, type StaffActor } from '../services/revocations';
+import { COUNTED_TRANSFERS, logStaffAction, type StaffActor } from './link-store';
 
 /**
- * Purchases as they are read: the API's list (JSON), the dashboard's list and search, the webhook
- * log's links to recorded order lines, and the small look-ups of the purchase routes. One select,
- * one row type.
+ * Purchases as they are read: the API's list (JSON), the dashboard's list and search, the purchase
+ * page, the webhook log's links to recorded order lines, and the small look-ups and changes of the
+ * purchase routes. One select, one row type. Owns the table `purchase` (with `customer-store.ts`,
+ * `record-store.ts` and `revocation-store.ts`, the purchases slice's other stores).
  */
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
@@ -91,6 +91,13 @@ export function purchaseJson(row: PurchaseRow): PurchaseJson {
   };
 }
 
+/** Every key of the list's row, for the statements that read it (the compiler checks it against PurchaseRow). */
+const PURCHASE_ROW_KEYS: Columns<PurchaseRow> = {
+  id: true, createdAt: true, productId: true, productName: true, versionId: true, customerId: true, customerName: true,
+  customerEmail: true, amount: true, currency: true, paymentMethod: true, source: true, externalOrderId: true, test: true,
+  receiptStatus: true, receiptSentAt: true, revokedAt: true, revokeReason: true, downloadLimit: true,
+};
+
 /** As stored: numeric(20,4) text, the currency as written. */
 type StoredPurchaseRow = PurchaseRow;
 
@@ -101,19 +108,29 @@ function displayed(row: StoredPurchaseRow): PurchaseRow {
 // One select for every list. Newest first; (created_at, id) is the keyset, and a cursor is a
 // purchase id whose position is looked up by primary key, so no timestamp ever makes a round trip
 // through JavaScript.
-const COLUMNS = `p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as "productId", pr.name as "productName",
+/** The list's columns, over `p` (purchase), `c` (its customer) and `pr` (its product). */
+const PURCHASE_COLUMNS = sql`p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as "productId", pr.name as "productName",
     p.version_id as "versionId", c.id as "customerId", c.name as "customerName", c.email as "customerEmail",
     p.amount::text as amount, p.currency, p.payment_method as "paymentMethod", p.source,
     p.external_order_id as "externalOrderId", p.test, p.receipt_status as "receiptStatus",
     ${isoUtc('p.receipt_sent_at')} as "receiptSentAt", ${isoUtc('p.revoked_at')} as "revokedAt",
     p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit"`;
-/** The purchases of `source` (the table, or rows given as JSON) with their customer and product. */
-const selectFrom = (source: string, extra = '') => `select ${COLUMNS}${extra}
-  from ${source} join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id
-  where p.organisation_id = ?`;
-const SELECT = selectFrom('purchase p');
-const AFTER = ` and (p.created_at, p.id) < (select a.created_at, a.id from purchase a where a.id = ?)`;
-const ORDER = ` order by p.created_at desc, p.id desc limit ?`;
+/** The customer and product of the purchases `p`. */
+const WITH_CUSTOMER_AND_PRODUCT = sql`join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id`;
+const SELECT = sql`select ${PURCHASE_COLUMNS} from purchase p ${WITH_CUSTOMER_AND_PRODUCT} where p.organisation_id = `;
+const ORDER = sql` order by p.created_at desc, p.id desc limit `;
+
+const purchaseExistsRead = statement<{ found: number }, { orgId: string; purchaseId: string }>(
+  { found: true },
+  (p) => sql`select 1 as found from purchase where id = ${p.purchaseId} and organisation_id = ${p.orgId}`,
+);
+const listFirst = statement<StoredPurchaseRow, { orgId: string; limit: number }>(
+  PURCHASE_ROW_KEYS, (p) => sql`${SELECT}${p.orgId}${ORDER}${p.limit}`,
+);
+const listAfter = statement<StoredPurchaseRow, { orgId: string; after: string; limit: number }>(
+  PURCHASE_ROW_KEYS,
+  (p) => sql`${SELECT}${p.orgId} and (p.created_at, p.id) < (select a.created_at, a.id from purchase a where a.id = ${p.after})${ORDER}${p.limit}`,
+);
 
 export interface PurchasePage {
   /** The id of the purchase the page starts after (the previous page's last id). */
@@ -127,20 +144,23 @@ export interface PurchasePage {
  */
 export async function purchaseBatches(em: EntityManager, orgId: string, page: PurchasePage): Promise<AsyncIterable<PurchaseRow[]>> {
   if (page.after !== undefined) {
-    const found = isUuid(page.after)
-      ? await em.execute('select 1 from purchase where id = ? and organisation_id = ?', [page.after, orgId])
-      : [];
-    if (found.length === 0) throw new NotFoundError('after: no purchase with that id');
+    const found = isUuid(page.after) ? await purchaseExistsRead.first(em, { orgId, purchaseId: page.after }) : undefined;
+    if (found === undefined) throw new NotFoundError('after: no purchase with that id');
   }
   return readInBatches<PurchaseRow>(
-    async (after, size) => (await preparedRows<StoredPurchaseRow>(
-      em,
-      SELECT + (after === null ? '' : AFTER) + ORDER,
-      after === null ? [orgId, size] : [orgId, after, size],
-    )).map(displayed),
+    async (after, limit) => (after === null
+      ? await listFirst.rows(em, { orgId, limit })
+      : await listAfter.rows(em, { orgId, after, limit })).map(displayed),
     { after: page.after, limit: page.limit },
   );
 }
+
+const asRecordedRead = statement<StoredPurchaseRow & { n: number }, { orgId: string; recorded: string }>(
+  { ...PURCHASE_ROW_KEYS, n: true },
+  (p) => sql`select ${PURCHASE_COLUMNS}, p.ordinality::int as n
+    from jsonb_populate_recordset(null::purchase, ${p.recorded}::jsonb) with ordinality p ${WITH_CUSTOMER_AND_PRODUCT}
+    where p.organisation_id = ${p.orgId} order by p.ordinality`,
+);
 
 /**
  * Purchases as they were at a moment (rows of the purchase table as `to_jsonb` wrote them then),
@@ -150,14 +170,21 @@ export async function purchaseBatches(em: EntityManager, orgId: string, page: Pu
 export async function purchasesAsRecorded(em: EntityManager, orgId: string, recorded: unknown[]): Promise<Array<PurchaseJson | undefined>> {
   const shown: Array<PurchaseJson | undefined> = recorded.map(() => undefined);
   if (recorded.length === 0) return shown;
-  const rows = await preparedRows<StoredPurchaseRow & { n: number }>(
-    em,
-    `${selectFrom('jsonb_populate_recordset(null::purchase, ?::jsonb) with ordinality p', ', p.ordinality::int as n')} order by p.ordinality`,
-    [JSON.stringify(recorded), orgId],
-  );
+  const rows = await asRecordedRead.rows(em, { orgId, recorded: JSON.stringify(recorded) });
   for (const { n, ...row } of rows) shown[n - 1] = purchaseJson(displayed(row));
   return shown;
 }
+
+// The dashboard's search: the list itself without a text, else one statement per kind of text (any, a uuid).
+type SearchParams = { orgId: string; emailLike: string; text: string; limit: number };
+const matchesText = (p: Parameters<SearchParams>) => sql`c.email ilike ${p.emailLike} or p.external_order_id = ${p.text}`;
+const searchText = statement<StoredPurchaseRow, SearchParams>(
+  PURCHASE_ROW_KEYS, (p) => sql`${SELECT}${p.orgId} and (${matchesText(p)})${ORDER}${p.limit}`,
+);
+const searchTextOrId = statement<StoredPurchaseRow, SearchParams>(
+  PURCHASE_ROW_KEYS,
+  (p) => sql`${SELECT}${p.orgId} and (${matchesText(p)} or p.id = ${p.text}::uuid or c.id = ${p.text}::uuid)${ORDER}${p.limit}`,
+);
 
 /**
  * The dashboard's list: newest first, optionally matching `q`: part of the customer's email, or
@@ -165,19 +192,38 @@ export async function purchasesAsRecorded(em: EntityManager, orgId: string, reco
  */
 export async function searchPurchases(em: EntityManager, orgId: string, q: string, limit: number): Promise<PurchaseRow[]> {
   const text = q.trim();
-  const params: unknown[] = [orgId];
-  let filter = '';
-  if (text) {
-    filter = ' and (c.email ilike ? or p.external_order_id = ?';
-    params.push(likeContains(normaliseEmail(text)), text);
-    if (isUuid(text)) {
-      filter += ' or p.id = ? or c.id = ?';
-      params.push(text, text);
-    }
-    filter += ')';
+  let rows: StoredPurchaseRow[];
+  if (!text) rows = await listFirst.rows(em, { orgId, limit });
+  else {
+    const params = { orgId, emailLike: likeContains(normaliseEmail(text)), text, limit };
+    rows = await (isUuid(text) ? searchTextOrId : searchText).rows(em, params);
   }
-  const rows = await em.execute<StoredPurchaseRow[]>(`${SELECT}${filter}${ORDER}`, [...params, limit]);
   return rows.map(displayed);
+}
+
+/** One purchase as its dashboard page reads it: the list's row, with its download allowance. */
+export interface PurchaseDetailRow extends PurchaseRow {
+  productDownloadLimit: number | null;
+  /** When the count last restarted (re-arm); null: it counts from the purchase. */
+  countedFrom: string | null;
+  /** Completed file transfers that count toward the limit. */
+  used: number;
+}
+
+const detailRead = statement<Omit<PurchaseDetailRow, 'used'> & { used: string | number }, { orgId: string; purchaseId: string }>(
+  { ...PURCHASE_ROW_KEYS, productDownloadLimit: true, countedFrom: true, used: true },
+  (p) => sql`select ${PURCHASE_COLUMNS},
+    pr.download_limit as "productDownloadLimit", ${isoUtc('p.downloads_counted_from')} as "countedFrom",
+    ${COUNTED_TRANSFERS} as used
+  from purchase p ${WITH_CUSTOMER_AND_PRODUCT}
+  where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
+);
+
+/** The purchase of this organisation as its page shows it; undefined for an unknown or malformed id. */
+export async function purchaseDetailRow(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseDetailRow | undefined> {
+  if (!isUuid(purchaseId)) return undefined;
+  const row = await detailRead.first(em, { orgId, purchaseId });
+  return row && { ...displayed(row), productDownloadLimit: row.productDownloadLimit, countedFrom: row.countedFrom, used: Number(row.used) };
 }
 
 const purchaseEmailRead = statement<{ email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
@@ -192,6 +238,14 @@ export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId
   return (await purchaseEmailRead.first(em, { orgId, purchaseId })) ?? null;
 }
 
+const downloadLimitLock = statement<{ download_limit: number | null }, { orgId: string; purchaseId: string }>(
+  { download_limit: true },
+  (p) => sql`select download_limit from purchase where id = ${p.purchaseId} and organisation_id = ${p.orgId} for update`,
+);
+const downloadLimitUpdate = statement<NoRows, { purchaseId: string; downloadLimit: number | null }>(
+  {}, (p) => sql`update purchase set download_limit = ${p.downloadLimit} where id = ${p.purchaseId}`,
+);
+
 /**
  * A purchase's own download limit (decisions §10); null = the product's. 404 for another
  * organisation's. Logged with who set it, as the other staff actions on a purchase are.
@@ -201,11 +255,9 @@ export async function setPurchaseDownloadLimit(
 ): Promise<void> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
   await em.transactional(async (tx) => {
-    const [before] = await tx.execute<Array<{ download_limit: number | null }>>(
-      'select download_limit from purchase where id = ? and organisation_id = ? for update', [purchaseId, orgId],
-    );
+    const before = await downloadLimitLock.first(tx, { orgId, purchaseId });
     if (!before) throw new NotFoundError('purchase not found');
-    await tx.execute('update purchase set download_limit = ? where id = ?', [downloadLimit, purchaseId], 'run');
+    await downloadLimitUpdate.run(tx, { purchaseId, downloadLimit });
     const words = (limit: number | null) => (limit === null ? 'the product\'s' : String(limit));
     await logStaffAction(tx, { id: purchaseId, organisation_id: orgId }, 'download_limit', actor,
       `download limit ${words(downloadLimit)} (was ${words(before.download_limit)})`, now);
@@ -233,13 +285,15 @@ export interface OrderLineKey {
 
 export const orderLineKey = (k: OrderLineKey): string => `${k.source}\n${k.externalOrderId}\n${k.productId}`;
 
+const orderLinesRead = statement<OrderLineKey & { id: string }, { orgId: string; orderIds: string[] }>(
+  { id: true, source: true, externalOrderId: true, productId: true },
+  (p) => sql`select id, source, external_order_id as "externalOrderId", product_id as "productId" from purchase
+      where organisation_id = ${p.orgId} and external_order_id = any(${p.orderIds}::text[])`,
+);
+
 /** Which of these platform order lines have a purchase already (recorded by a delivery or by hand). */
 export async function recordedOrderLines(em: EntityManager, orgId: string, keys: OrderLineKey[]): Promise<Map<string, string>> {
   if (keys.length === 0) return new Map();
-  const rows = await em.execute<Array<OrderLineKey & { id: string }>>(
-    `select id, source, external_order_id as "externalOrderId", product_id as "productId" from purchase
-      where organisation_id = ? and external_order_id in (?)`,
-    [orgId, [...new Set(keys.map((k) => k.externalOrderId))]],
-  );
+  const rows = await orderLinesRead.rows(em, { orgId, orderIds: [...new Set(keys.map((k) => k.externalOrderId))] });
   return new Map(rows.map((r) => [orderLineKey(r), r.id]));
 }
