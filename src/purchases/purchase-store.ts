@@ -297,3 +297,18 @@ export async function recordedOrderLines(em: EntityManager, orgId: string, keys:
   const rows = await orderLinesRead.rows(em, { orgId, orderIds: [...new Set(keys.map((k) => k.externalOrderId))] });
   return new Map(rows.map((r) => [orderLineKey(r), r.id]));
 }
+
+/** The purchases an update notice goes to (decisions §12): `p` a purchase, `c` its customer. */
+export const NOTICE_ELIGIBLE = sql`p.revoked_at is null and not p.test and c.update_notices_off_at is null`;
+
+const eligibleCountRead = statement<{ count: string }, { orgId: string; productId: string }>(
+  { count: true },
+  (p) => sql`select count(*) from purchase p join customer c on c.id = p.customer_id
+     where p.organisation_id = ${p.orgId} and p.product_id = ${p.productId} and ${NOTICE_ELIGIBLE}`,
+);
+
+/** How many buyers of the product an update notice would go to now. */
+export async function noticeEligibleCount(em: EntityManager, orgId: string, productId: string): Promise<number> {
+  const row = await eligibleCountRead.first(em, { orgId, productId });
+  return Number(row?.count ?? 0);
+}

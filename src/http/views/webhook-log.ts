@@ -1,6 +1,6 @@
 import { PLATFORMS } from '../../domain/platforms';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../../domain/statuses';
-import type { CustomerJson } from '../../services/customer-lookup';
+import type { CustomerJson } from '../../purchases/customer-store';
 import { orderLineKey } from '../../purchases/purchase-store';
 import type { ProductListing } from '../../services/products';
 import type { DeliveryJson } from '../../services/webhook-log';

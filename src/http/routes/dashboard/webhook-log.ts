@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 import { PLATFORMS } from '../../../domain/platforms';
 import { DELIVERY_STATUSES } from '../../../domain/statuses';
-import { findCustomers } from '../../../services/customer-lookup';
+import { findCustomers } from '../../../purchases/customer-store';
 import { recordedOrderLines, type OrderLineKey } from '../../../purchases/purchase-store';
 import { listProducts } from '../../../services/products';
 import { listDeliveries } from '../../../services/webhook-log';
