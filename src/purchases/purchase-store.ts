@@ -312,3 +312,23 @@ export async function noticeEligibleCount(em: EntityManager, orgId: string, prod
   const row = await eligibleCountRead.first(em, { orgId, productId });
   return Number(row?.count ?? 0);
 }
+
+const rearmLock = statement<{ id: string; organisation_id: string; email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
+  { id: true, organisation_id: true, email: true, revoked: true },
+  (p) => sql`select p.id, p.organisation_id, c.email, p.revoked_at is not null as revoked
+       from purchase p join customer c on c.id = p.customer_id where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId} for update of p`,
+);
+
+/** The purchase of this organisation with its customer's email, locked for the caller's transaction (re-arm). */
+export function lockPurchaseForRearm(tx: EntityManager, orgId: string, purchaseId: string) {
+  return rearmLock.first(tx, { orgId, purchaseId });
+}
+
+const countRestart = statement<NoRows, { purchaseId: string; now: Date }>(
+  {}, (p) => sql`update purchase set downloads_counted_from = ${p.now} where id = ${p.purchaseId}`,
+);
+
+/** The purchase's completed transfers count from `now` (re-arm, decisions §10). */
+export async function restartDownloadCount(em: EntityManager, purchaseId: string, now: Date): Promise<void> {
+  await countRestart.run(em, { purchaseId, now });
+}
