@@ -17,6 +17,7 @@ import {
 } from '../domain/outbound-events';
 import { isUuid } from '../domain/uuid';
 import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-store';
+import { completedDownloads } from '../purchases/link-store';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
 import { deliveriesByIds, DeliveryJsonSchema } from '../services/webhook-log';
@@ -211,18 +212,6 @@ interface EventRow {
 const EVENT_COLUMNS = `id, organisation_id, type, subject_id, case when data is null then subject_row end as subject_row,
   ${isoUtc('created_at')} as timestamp, data`;
 
-/** What a `download.completed` event says about its file transfer (no IP address, no user agent). */
-async function downloadsByIds(em: EntityManager, orgId: string, ids: string[]): Promise<Array<z.infer<typeof DownloadCompletedDataSchema> & { id: string }>> {
-  return preparedRows(
-    em,
-    `select a.id, a.purchase_id as "purchaseId", p.product_id as "productId", a.file_id as "fileId", f.name as "fileName",
-       a.bytes::float8 as bytes, ${isoUtc('a.created_at')} as "completedAt"
-     from activity_log_entry a join purchase p on p.id = a.purchase_id left join version_file f on f.id = a.file_id
-     where a.organisation_id = ? and a.id in (select jsonb_array_elements_text(?::jsonb)::uuid)`,
-    [orgId, JSON.stringify(ids)],
-  );
-}
-
 /**
  * The events' `data`: kept ones as they are; the others rendered as the REST API shows their
  * subjects (a purchase as it was at the event, the others as they are: they do not change) and
@@ -237,7 +226,7 @@ async function withData(em: EntityManager, orgId: string, events: EventRow[]): P
     (await purchasesAsRecorded(em, orgId, purchases.map((e) => e.subject_row))).forEach((p, i) => rendered.set(purchases[i].id, p));
     const bySubject = new Map<string, unknown>();
     const idsOf = (type: EventType) => missing.filter((e) => e.type === type).map((e) => e.subject_id);
-    for (const { id, ...d } of await downloadsByIds(em, orgId, idsOf('download.completed'))) bySubject.set(id, d);
+    for (const { id, ...d } of await completedDownloads(em, orgId, idsOf('download.completed'))) bySubject.set(id, d);
     for (const d of await deliveriesByIds(em, orgId, idsOf('delivery.failed'))) bySubject.set(d.id, d);
     const kept = await em.execute<Array<{ id: string; data: unknown }>>(
       `update outbound_event e set data = coalesce(e.data, r.data)

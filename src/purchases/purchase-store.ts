@@ -332,3 +332,57 @@ const countRestart = statement<NoRows, { purchaseId: string; now: Date }>(
 export async function restartDownloadCount(em: EntityManager, purchaseId: string, now: Date): Promise<void> {
   await countRestart.run(em, { purchaseId, now });
 }
+
+/** A purchase as its evidence record names it (decisions §11). */
+export interface EvidencePurchaseRow {
+  id: string;
+  organisation: string;
+  support_email: string | null;
+  product: string;
+  version: string | null;
+  created_at: string;
+  test: boolean;
+  revoked_at: string | null;
+  revoke_reason: string | null;
+  customer_name: string;
+  customer_email: string;
+  source: string;
+  external_order_id: string | null;
+  payment_reference: string | null;
+  amount: string;
+  currency: string;
+  payment_method: string;
+}
+
+const evidencePurchaseRead = statement<EvidencePurchaseRow, { orgId: string; purchaseId: string }>(
+  {
+    id: true, organisation: true, support_email: true, product: true, version: true, created_at: true, test: true,
+    revoked_at: true, revoke_reason: true, customer_name: true, customer_email: true, source: true, external_order_id: true,
+    payment_reference: true, amount: true, currency: true, payment_method: true,
+  },
+  (p) => sql`select p.id, o.name as organisation, o.support_email, pr.name as product, v.version, ${isoUtc('p.created_at')} as created_at,
+       p.test, ${isoUtc('p.revoked_at')} as revoked_at, p.revoke_reason, c.name as customer_name, c.email as customer_email,
+       p.source, p.external_order_id, p.payment_reference, p.amount::text as amount, p.currency, p.payment_method
+     from purchase p
+     join organisation o on o.id = p.organisation_id
+     join product pr on pr.id = p.product_id
+     join customer c on c.id = p.customer_id
+     left join product_version v on v.id = p.version_id
+     where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
+);
+
+/** The purchase of this organisation as its evidence record names it, or undefined. */
+export function evidencePurchase(em: EntityManager, orgId: string, purchaseId: string): Promise<EvidencePurchaseRow | undefined> {
+  return evidencePurchaseRead.first(em, { orgId, purchaseId });
+}
+
+const salesPerDayRead = statement<{ day: string; n: string }, { orgId: string; since: Date }>(
+  { day: true, n: true },
+  (p) => sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
+       from purchase where organisation_id = ${p.orgId} and created_at >= ${p.since} group by 1`,
+);
+
+/** Purchases per UTC day since `since` (days without any are left out). */
+export function salesPerDay(em: EntityManager, orgId: string, since: Date): Promise<Array<{ day: string; n: string }>> {
+  return salesPerDayRead.rows(em, { orgId, since });
+}
