@@ -386,3 +386,60 @@ const salesPerDayRead = statement<{ day: string; n: string }, { orgId: string; s
 export function salesPerDay(em: EntityManager, orgId: string, since: Date): Promise<Array<{ day: string; n: string }>> {
   return salesPerDayRead.rows(em, { orgId, since });
 }
+
+/** What a purchase's receipt says, and to whom. */
+export interface ReceiptRow {
+  organisation_id: string;
+  org_name: string;
+  email: string;
+  customer_name: string;
+  product_name: string;
+}
+
+const receiptRead = statement<ReceiptRow, { purchaseId: string }>(
+  { organisation_id: true, org_name: true, email: true, customer_name: true, product_name: true },
+  (p) => sql`select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
+         from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
+         join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
+);
+
+/** The receipt of the purchase, or undefined when there is no such purchase. */
+export function receiptOf(em: EntityManager, purchaseId: string): Promise<ReceiptRow | undefined> {
+  return receiptRead.first(em, { purchaseId });
+}
+
+/** A purchase a fresh link may go to (not revoked), with whose it is. */
+export interface LinkPurchaseRow {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+}
+
+const LINK_PURCHASE_KEYS = { id: true, organisation_id: true, customer_id: true } as const;
+const linkPurchasesOfEmail = statement<LinkPurchaseRow, { email: string }>(
+  LINK_PURCHASE_KEYS,
+  (p) => sql`select p.id, p.organisation_id, p.customer_id from purchase p join customer c on c.id = p.customer_id
+             where c.email = ${p.email} and p.revoked_at is null order by p.organisation_id, p.created_at, p.id`,
+);
+const linkPurchaseOfId = statement<LinkPurchaseRow, { purchaseId: string }>(
+  LINK_PURCHASE_KEYS,
+  (p) => sql`select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ${p.purchaseId} and p.revoked_at is null`,
+);
+
+/** The purchases (not revoked) of an email address in every organisation, by organisation, oldest first. */
+export function unrevokedPurchasesOfEmail(em: EntityManager, email: string): Promise<LinkPurchaseRow[]> {
+  return linkPurchasesOfEmail.rows(em, { email });
+}
+
+/** The purchase, unless it is revoked (no row then). */
+export function unrevokedPurchase(em: EntityManager, purchaseId: string): Promise<LinkPurchaseRow[]> {
+  return linkPurchaseOfId.rows(em, { purchaseId });
+}
+
+/**
+ * The organisations that sold with this payment on this platform (at most 10): an event that
+ * names only its payment (a payments-c dispute) may be for any of them. A subquery for the
+ * webhook intake's organisation look-up.
+ */
+export const organisationsPaidWith = (p: Parameters<{ source: string; paymentReference: string }>) =>
+  sql`(select distinct organisation_id from purchase where source = ${p.source} and payment_reference = ${p.paymentReference} limit 10)`;
