@@ -1,7 +1,7 @@
 /**
  * Customers as stored: the API's look-up, the dashboard's list and search, and the customer's
  * update-notice subscription (decisions §12). Owns the table `customer` (record-store.ts creates
- * customers with their purchase).
+ * customers with their purchase; a notice's one statement also moves the purchase to the version).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';

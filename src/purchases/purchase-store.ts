@@ -1,3 +1,12 @@
+/**
+ * Purchases as stored and read: the API's list (JSON), the dashboard's list and search, the
+ * purchase page, the evidence record's purchase, the receipt, the fresh links' purchases, the
+ * webhook log's links to recorded order lines, and the small look-ups and changes of the purchase
+ * routes. One column list, one row type for every list. Owns the table `purchase` (joined with
+ * its `customer`); the purchases slice's other stores: record-store.ts (recording a purchase),
+ * revocation-store.ts (revoke and restore, `revocation_notice`), customer-store.ts (`customer`),
+ * link-store.ts (`download_token`, `activity_log_entry`).
+ */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters } from '../db/sql';
@@ -9,13 +18,6 @@ import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
 import { COUNTED_TRANSFERS, logStaffAction, type StaffActor } from './link-store';
-
-/**
- * Purchases as they are read: the API's list (JSON), the dashboard's list and search, the purchase
- * page, the webhook log's links to recorded order lines, and the small look-ups and changes of the
- * purchase routes. One select, one row type. Owns the table `purchase` (with `customer-store.ts`,
- * `record-store.ts` and `revocation-store.ts`, the purchases slice's other stores).
- */
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
 export const PurchaseJsonSchema = z.object({

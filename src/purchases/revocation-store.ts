@@ -66,15 +66,17 @@ const ordersPurchases = <Scope>(refColumn: string, product: (p: Parameters<Order
        where organisation_id = ${p.orgId} and source = ${p.source} and ${trustedSql(refColumn)} = ${p.ref} ${product(p)}
        order by created_at, id`;
 const MATCH_KEYS = { id: true, product_id: true, revoked: true } as const;
+/** No parameter more: every product of the order. */
+type EveryProduct = Record<never, never>;
 const ANY_PRODUCT = () => sql``;
 const ONE_PRODUCT = (p: Parameters<{ productId: string }>) => sql`and product_id = ${p.productId}`;
 const purchasesOfOrder = {
   order: {
-    all: statement<PurchaseMatch, OrderParams>(MATCH_KEYS, ordersPurchases<NoRows>('external_order_id', ANY_PRODUCT)),
+    all: statement<PurchaseMatch, OrderParams>(MATCH_KEYS, ordersPurchases<EveryProduct>('external_order_id', ANY_PRODUCT)),
     one: statement<PurchaseMatch, OrderParams & { productId: string }>(MATCH_KEYS, ordersPurchases('external_order_id', ONE_PRODUCT)),
   },
   payment: {
-    all: statement<PurchaseMatch, OrderParams>(MATCH_KEYS, ordersPurchases<NoRows>('payment_reference', ANY_PRODUCT)),
+    all: statement<PurchaseMatch, OrderParams>(MATCH_KEYS, ordersPurchases<EveryProduct>('payment_reference', ANY_PRODUCT)),
     one: statement<PurchaseMatch, OrderParams & { productId: string }>(MATCH_KEYS, ordersPurchases('payment_reference', ONE_PRODUCT)),
   },
 };
