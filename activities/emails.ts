@@ -5,17 +5,10 @@ import { orderAlertMail, receiptMail } from '../src/mail/templates';
 import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import { withdrawBeforeReceipt } from '../src/services/revocations';
+import { receiptOf } from '../src/purchases/purchase-store';
 import type { ActivityDeps } from './deps';
 import { countAlertSent, recordReceiptSend } from './metrics';
 import { createSendOnce } from './send-once';
-
-interface ReceiptRow {
-  organisation_id: string;
-  org_name: string;
-  email: string;
-  customer_name: string;
-  product_name: string;
-}
 
 export function emailActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer, config });
@@ -28,12 +21,7 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
     async sendReceipt({ purchaseId, sendKey }: { purchaseId: string; sendKey: string }): Promise<{ withdrawn: boolean }> {
       const em = orm.em.fork();
       if (await withdrawBeforeReceipt(em, purchaseId, new Date())) return { withdrawn: true };
-      const [receipt] = await em.execute<ReceiptRow[]>(
-        `select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
-         from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
-         join product pr on pr.id = p.product_id where p.id = ?`,
-        [purchaseId],
-      );
+      const receipt = await receiptOf(em, purchaseId);
       if (!receipt) throw ApplicationFailure.nonRetryable('purchase not found', 'NotFound');
       const started = performance.now();
       await sendOnce(`receipt:${purchaseId}:${sendKey}`, 'receipt', receipt.organisation_id, [receipt.email], async () => {

@@ -6,12 +6,7 @@ import { issueDownloadLink } from '../src/services/download-links';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
 import { normaliseEmail } from '../src/domain/email';
-
-interface LinkPurchaseRow {
-  id: string;
-  organisation_id: string;
-  customer_id: string;
-}
+import { unrevokedPurchase, unrevokedPurchasesOfEmail } from '../src/purchases/purchase-store';
 
 export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer, config });
@@ -25,15 +20,8 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
     async findFreshLinkGroups({ target, via: asked }: Pick<FreshLinksRequest, 'target' | 'via'>): Promise<FreshLinksGroup[]> {
       const em = orm.em.fork();
       const rows = 'email' in target
-        ? await em.execute<LinkPurchaseRow[]>(
-            `select p.id, p.organisation_id, p.customer_id from purchase p join customer c on c.id = p.customer_id
-             where c.email = ? and p.revoked_at is null order by p.organisation_id, p.created_at, p.id`,
-            [normaliseEmail(target.email)],
-          )
-        : await em.execute<LinkPurchaseRow[]>(
-            'select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ? and p.revoked_at is null',
-            [target.purchaseId],
-          );
+        ? await unrevokedPurchasesOfEmail(em, normaliseEmail(target.email))
+        : await unrevokedPurchase(em, target.purchaseId);
       const groups = new Map<string, FreshLinksGroup>();
       const via = asked ?? ('email' in target ? 'my' : 'fresh-link');
       for (const row of rows) {

@@ -9,8 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { organisationStaffEmails } from '../accounts/account-store';
 import { z } from 'zod';
-import { isoUtc, preparedRows } from '../db/legacy-sql';
-import { isoUtc as isoUtcSql, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { isoUtc, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { boundedText } from '../domain/field-limits';
 import {
@@ -20,7 +19,8 @@ import {
 import { isUuid } from '../domain/uuid';
 import { outboundDeliveryWorkflowId } from '../domain/ids';
 import type { NewDispatch } from '../domain/dispatch';
-import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-rows';
+import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-store';
+import { completedDownloads } from '../purchases/link-store';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
 import { deliveriesByIds, DeliveryJsonSchema } from '../services/webhook-log';
@@ -123,7 +123,7 @@ function pingEventId(): string {
   return `evt_${micros.toString(16).padStart(14, '0')}${randomBytes(6).toString('hex')}`;
 }
 
-const ENDPOINT_COLUMNS = sql`id, url, events, description, enabled, disabled_reason as "disabledReason", ${isoUtcSql('created_at')} as "createdAt"`;
+const ENDPOINT_COLUMNS = sql`id, url, events, description, enabled, disabled_reason as "disabledReason", ${isoUtc('created_at')} as "createdAt"`;
 const ENDPOINT_JSON = { id: true, url: true, events: true, description: true, enabled: true, disabledReason: true, createdAt: true } as const;
 
 const endpointById = statement<EndpointJson, { endpointId: string; orgId: string }>(
@@ -237,7 +237,7 @@ interface EventRow {
 
 // The recorded row is needed only until `data` is kept.
 const EVENT_COLUMNS = sql`id, organisation_id, type, subject_id, case when data is null then subject_row end as subject_row,
-  ${isoUtcSql('created_at')} as timestamp, data`;
+  ${isoUtc('created_at')} as timestamp, data`;
 const EVENT_ROW = { id: true, organisation_id: true, type: true, subject_id: true, subject_row: true, timestamp: true, data: true } as const;
 
 const eventById = statement<EventRow, { eventId: string; orgId: string }>(
@@ -250,18 +250,6 @@ const keepData = statement<{ id: string; data: unknown }, { rendered: string }>(
   (p) => sql`update outbound_event e set data = coalesce(e.data, r.data)
        from jsonb_to_recordset(${p.rendered}::jsonb) as r(id text, data jsonb) where e.id = r.id returning e.id, e.data`,
 );
-
-/** What a `download.completed` event says about its file transfer (no IP address, no user agent). */
-async function downloadsByIds(em: EntityManager, orgId: string, ids: string[]): Promise<Array<z.infer<typeof DownloadCompletedDataSchema> & { id: string }>> {
-  return preparedRows(
-    em,
-    `select a.id, a.purchase_id as "purchaseId", p.product_id as "productId", a.file_id as "fileId", f.name as "fileName",
-       a.bytes::float8 as bytes, ${isoUtc('a.created_at')} as "completedAt"
-     from activity_log_entry a join purchase p on p.id = a.purchase_id left join version_file f on f.id = a.file_id
-     where a.organisation_id = ? and a.id in (select jsonb_array_elements_text(?::jsonb)::uuid)`,
-    [orgId, JSON.stringify(ids)],
-  );
-}
 
 /**
  * The events' `data`: kept ones as they are; the others rendered as the REST API shows their
@@ -277,7 +265,7 @@ async function withData(em: EntityManager, orgId: string, events: EventRow[]): P
     (await purchasesAsRecorded(em, orgId, purchases.map((e) => e.subject_row))).forEach((p, i) => rendered.set(purchases[i].id, p));
     const bySubject = new Map<string, unknown>();
     const idsOf = (type: EventType) => missing.filter((e) => e.type === type).map((e) => e.subject_id);
-    for (const { id, ...d } of await downloadsByIds(em, orgId, idsOf('download.completed'))) bySubject.set(id, d);
+    for (const { id, ...d } of await completedDownloads(em, orgId, idsOf('download.completed'))) bySubject.set(id, d);
     for (const d of await deliveriesByIds(em, orgId, idsOf('delivery.failed'))) bySubject.set(d.id, d);
     const kept = await keepData.rows(em, {
       rendered: JSON.stringify(missing.map((e) => ({ id: e.id, data: rendered.get(e.id) ?? bySubject.get(e.subject_id) ?? { id: e.subject_id } }))),
@@ -372,7 +360,7 @@ export async function redeliverEvent(em: EntityManager, orgId: string, eventId: 
 // ---------------------------------------------------------------------------------------------
 
 const attemptPage = (where: Sql, limit: Parameters<{ limit: number }>['limit']) => sql`select id, event_id as "eventId", type, attempt,
-       ${isoUtcSql('at')} as at, status, error, duration_ms as "durationMs", response_excerpt as "responseExcerpt"
+       ${isoUtc('at')} as at, status, error, duration_ms as "durationMs", response_excerpt as "responseExcerpt"
      from outbound_attempt where ${where}
      order by at desc, id desc limit ${limit}`;
 const ATTEMPT_JSON = {
@@ -468,10 +456,10 @@ const extendFailingStreak = statement<{ disabled_now: boolean; since: string }, 
          disabled_reason = case
            when not e.enabled then e.disabled_reason
            when ${p.gone} then 'the endpoint answered 410 Gone'
-           when coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond' then 'every attempt failed since ' || ${isoUtcSql('coalesce(e.failing_since, now())')}
+           when coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond' then 'every attempt failed since ' || ${isoUtc('coalesce(e.failing_since, now())')}
            else null end
        from before where e.id = ${p.endpointId}
-       returning before.enabled and not e.enabled as disabled_now, ${isoUtcSql('e.failing_since')} as since`,
+       returning before.enabled and not e.enabled as disabled_now, ${isoUtc('e.failing_since')} as since`,
 );
 
 /** The body of a request: what GET /api/events shows of the event. */

@@ -13,7 +13,7 @@ import type { FulfilmentRequest } from '../domain/fulfilment';
 import { fulfilSaleWorkflowId } from '../domain/ids';
 import { issueDownloadLink, type IssuedLink } from '../services/download-links';
 import { enqueueDispatches } from '../services/workflow-outbox';
-import { recordPurchase, type RecordPurchaseRow } from './record-purchase';
+import { recordPurchase, type RecordPurchaseRow } from './record-store';
 
 export interface RecordedSale {
   purchaseId: string;

@@ -10,7 +10,8 @@ import type { FreshLinksAsk } from '../domain/fresh-links';
 import { freshLinksWorkflowId } from '../domain/ids';
 import { isUuid } from '../domain/uuid';
 import { forgetPurchaseCoverage } from '../downloads/download-store';
-import { logStaffAction, type StaffActor } from './revocations';
+import { expireOpenLinks, logStaffAction, type StaffActor } from '../purchases/link-store';
+import { lockPurchaseForRearm, restartDownloadCount } from '../purchases/purchase-store';
 import { enqueueDispatches } from './workflow-outbox';
 
 export interface Rearmed {
@@ -23,19 +24,12 @@ export interface Rearmed {
 export async function rearmPurchase(em: EntityManager, orgId: string, purchaseId: string, actor: StaffActor, now: Date): Promise<Rearmed> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
   return em.transactional(async (tx) => {
-    const [purchase] = await tx.execute<Array<{ id: string; organisation_id: string; email: string; revoked: boolean }>>(
-      `select p.id, p.organisation_id, c.email, p.revoked_at is not null as revoked
-       from purchase p join customer c on c.id = p.customer_id where p.id = ? and p.organisation_id = ? for update of p`,
-      [purchaseId, orgId],
-    );
+    const purchase = await lockPurchaseForRearm(tx, orgId, purchaseId);
     if (!purchase) throw new NotFoundError('purchase not found');
     if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before re-arming');
-    await tx.execute('update purchase set downloads_counted_from = ? where id = ?', [now, purchaseId]);
+    await restartDownloadCount(tx, purchaseId, now);
     await forgetPurchaseCoverage(tx, purchaseId);
-    await tx.execute(
-      'update download_token set expires_at = ? where purchase_id = ? and used_at is null and expires_at > ?',
-      [now, purchaseId, now],
-    );
+    await expireOpenLinks(tx, purchaseId, now);
     await logStaffAction(tx, purchase, 'rearm', actor, `fresh link sent to ${purchase.email}`, now);
     const request: FreshLinksAsk = { requestId: randomUUID(), target: { purchaseId }, via: 're-arm' };
     await enqueueDispatches(tx, [{ kind: 'fresh-links', workflowId: freshLinksWorkflowId(request), orgId, payload: request }]);

@@ -1,10 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { downloadReportBatch, type DownloadReportRow } from '../downloads/download-store';
 import { ValidationError } from '../domain/errors';
 import { readInBatches } from './keyset-batches';
 import { parseDay } from './organisations';
-
-export { DOWNLOAD_REPORT_COLUMNS, type DownloadReportRow } from '../downloads/download-store';
+import { downloadReportBatch, type DownloadReportRow } from '../purchases/link-store';
 
 export interface ReportRange {
   from: string;

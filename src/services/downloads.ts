@@ -5,18 +5,14 @@ import { addServedRange, clearServedRanges, reserveCoverageBytes } from '../down
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 import { sha256Hex } from '../security/secrets';
+import {
+  completeLinkSession, extendLink, linkByTokenHash, logFileTransfer, logPageOpen, organisationHasLink, type LinkRow,
+} from '../purchases/link-store';
 
 /** Tokens are 43 base64url characters; anything far from that shape is not looked up at all. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{16,128}$/;
 
 export type LinkState = 'valid' | 'expired' | 'used';
-
-/**
- * The completed file transfers that count toward a purchase's limit (decisions §10): those since
- * the purchase, or since its last re-arm. An SQL expression over the purchase aliased `p`.
- */
-export const COUNTED_TRANSFERS_SQL = `(select count(*) from activity_log_entry a
-  where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity'))`;
 
 /** A download link as the customer pages see it: the token's row with its purchase's context. */
 export interface DownloadLink {
@@ -53,22 +49,6 @@ export interface Requester {
   userAgent: string | null;
 }
 
-interface LinkRow {
-  token_id: string;
-  expires_at: Date | string;
-  used_at: Date | string | null;
-  purchase_id: string;
-  org_id: string;
-  version_id: string | null;
-  org_name: string;
-  product_name: string;
-  version_label: string | null;
-  revoked: boolean;
-  download_limit: number | null;
-  downloads_used: string | number;
-  support_email: string | null;
-}
-
 function stateOf(row: LinkRow, now: Date): LinkState {
   if (row.used_at !== null) return 'used';
   return new Date(row.expires_at).getTime() <= now.getTime() ? 'expired' : 'valid';
@@ -89,20 +69,7 @@ function toFile(row: VersionFileRow): DownloadFile {
 /** Looks a token up by its hash only; null when it is unknown (or not even shaped like a token). */
 export async function findDownloadLink(em: EntityManager, token: string, now: Date): Promise<DownloadLink | null> {
   if (!TOKEN_RE.test(token)) return null;
-  const [row] = await em.execute<LinkRow[]>(
-    `select t.id as token_id, t.expires_at, t.used_at, p.id as purchase_id, p.organisation_id as org_id,
-       v.id as version_id, o.name as org_name, pr.name as product_name, v.version as version_label,
-       p.revoked_at is not null as revoked, coalesce(p.download_limit, pr.download_limit) as download_limit,
-       o.support_email,
-       case when coalesce(p.download_limit, pr.download_limit) is null then 0 else ${COUNTED_TRANSFERS_SQL} end as downloads_used
-     from download_token t
-     join purchase p on p.id = t.purchase_id
-     join organisation o on o.id = p.organisation_id
-     join product pr on pr.id = p.product_id and pr.organisation_id = p.organisation_id
-     left join product_version v on v.id = p.version_id and v.product_id = pr.id
-     where t.token_hash = ?`,
-    [sha256Hex(token)],
-  );
+  const row = await linkByTokenHash(em, sha256Hex(token));
   if (!row) return null;
   return {
     tokenId: row.token_id,
@@ -134,23 +101,12 @@ export const PAGE_OPEN_WINDOW_MS = 60_000;
 export async function openDownloadLink(em: EntityManager, link: DownloadLink, requester: Requester, now: Date, ttlMs: number): Promise<DownloadLink> {
   if (link.state !== 'valid' || link.revoked) return link;
   return em.transactional(async (tx) => {
-    const [opened] = await tx.execute<Array<{ expires_at: Date | string }>>(
-      'update download_token set expires_at = ? where id = ? and used_at is null and expires_at > ? returning expires_at',
-      [downloadLinkExpiry(now, ttlMs), link.tokenId, now],
-    );
+    const opened = await extendLink(tx, link.tokenId, downloadLinkExpiry(now, ttlMs), now);
     if (!opened) return { ...link, state: 'used' };
-    const repeated = await tx.execute<Array<{ id: string }>>(
-      `update activity_log_entry set occurrences = occurrences + 1
-       where purchase_id = ? and kind = 'page_open' and token_id = ? and created_at > ? returning id`,
-      [link.purchaseId, link.tokenId, new Date(now.getTime() - PAGE_OPEN_WINDOW_MS)],
+    await logPageOpen(
+      tx, { orgId: link.orgId, purchaseId: link.purchaseId, tokenId: link.tokenId, ip: requester.ip, userAgent: requester.userAgent, now },
+      new Date(now.getTime() - PAGE_OPEN_WINDOW_MS),
     );
-    if (repeated.length === 0) {
-      await tx.execute(
-        `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, ip, user_agent, created_at)
-         values (gen_random_uuid(), ?, 'page_open', ?, ?, ?, ?, ?)`,
-        [link.orgId, link.purchaseId, link.tokenId, requester.ip, requester.userAgent, now],
-      );
-    }
     return { ...link, expiresAt: new Date(opened.expires_at) };
   });
 }
@@ -204,11 +160,10 @@ export async function recordBytesServed(
   return em.transactional(async (tx) => {
     if (!(await addServedRange(tx, link.purchaseId, file.id, range, file.size, now))) return false;
     await clearServedRanges(tx, link.purchaseId, file.id);
-    await tx.execute(
-      `insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
-       values (gen_random_uuid(), ?, 'file_download', ?, ?, ?, ?, ?, ?, ?)`,
-      [link.orgId, link.purchaseId, link.tokenId, file.id, file.size, requester.ip, requester.userAgent, now],
-    );
+    await logFileTransfer(tx, {
+      orgId: link.orgId, purchaseId: link.purchaseId, tokenId: link.tokenId, fileId: file.id, bytes: file.size,
+      ip: requester.ip, userAgent: requester.userAgent, now,
+    });
     return true;
   });
 }
@@ -227,23 +182,7 @@ export async function completeDownloadSession(
 ): Promise<boolean> {
   if (!isUuid(orgId) || !TOKEN_RE.test(token)) throw new NotFoundError('download token not found');
   const hash = sha256Hex(token);
-  const written = await em.execute<Array<{ id: string }>>(
-    `with used as (
-       update download_token t set used_at = ?
-       from purchase p
-       where t.token_hash = ? and p.id = t.purchase_id and p.organisation_id = ? and t.used_at is null
-       returning t.id, t.purchase_id, p.organisation_id)
-     insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, ip, user_agent, created_at)
-     select gen_random_uuid(), organisation_id, 'download_session', purchase_id, id, ?, ?, ? from used
-     returning id`,
-    [now, hash, orgId, requester.ip, requester.userAgent, now],
-  );
-  if (written.length > 0) return true;
-  const [known] = await em.execute<Array<{ id: string }>>(
-    `select t.id from download_token t join purchase p on p.id = t.purchase_id
-     where t.token_hash = ? and p.organisation_id = ?`,
-    [hash, orgId],
-  );
-  if (!known) throw new NotFoundError('download token not found');
+  if (await completeLinkSession(em, { tokenHash: hash, orgId, ip: requester.ip, userAgent: requester.userAgent, now })) return true;
+  if (!(await organisationHasLink(em, hash, orgId))) throw new NotFoundError('download token not found');
   return false;
 }

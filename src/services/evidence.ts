@@ -5,56 +5,23 @@
  * the rest, staff actions). Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc } from '../db/legacy-sql';
 import { NotFoundError } from '../domain/errors';
-import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord, type LinkOrigin } from '../domain/evidence';
+import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';
-import { displayAmount } from '../purchases/purchase-rows';
+import { displayAmount, evidencePurchase } from '../purchases/purchase-store';
+import { linksOfPurchase, newestAccesses, staffActionsOf, type AccessLogKind } from '../purchases/link-store';
 import { orderDeliveryRows } from '../deliveries/delivery-store';
 import { receiptRows } from '../deliveries/mail-ledger-store';
 
-interface PurchaseRow {
-  id: string;
-  organisation: string;
-  support_email: string | null;
-  product: string;
-  version: string | null;
-  created_at: string;
-  test: boolean;
-  revoked_at: string | null;
-  revoke_reason: string | null;
-  customer_name: string;
-  customer_email: string;
-  source: string;
-  external_order_id: string | null;
-  payment_reference: string | null;
-  amount: string;
-  currency: string;
-  payment_method: string;
-}
-
-const ACCESS_KINDS: Record<string, EvidenceRecord['accesses'][number]['kind']> = {
+const ACCESS_KINDS: Record<AccessLogKind, EvidenceRecord['accesses'][number]['kind']> = {
   page_open: 'page open',
   file_download: 'file transfer',
   download_session: 'download complete',
 };
-/** The access kinds as an SQL list (constants of this module, never input). */
-const ACCESS_KINDS_SQL = Object.keys(ACCESS_KINDS).map((kind) => `'${kind}'`).join(', ');
 
 export async function purchaseEvidence(em: EntityManager, orgId: string, purchaseId: string, now: Date): Promise<EvidenceRecord> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
-  const [purchase] = await em.execute<PurchaseRow[]>(
-    `select p.id, o.name as organisation, o.support_email, pr.name as product, v.version, ${isoUtc('p.created_at')} as created_at,
-       p.test, ${isoUtc('p.revoked_at')} as revoked_at, p.revoke_reason, c.name as customer_name, c.email as customer_email,
-       p.source, p.external_order_id, p.payment_reference, p.amount::text as amount, p.currency, p.payment_method
-     from purchase p
-     join organisation o on o.id = p.organisation_id
-     join product pr on pr.id = p.product_id
-     join customer c on c.id = p.customer_id
-     left join product_version v on v.id = p.version_id
-     where p.id = ? and p.organisation_id = ?`,
-    [purchaseId, orgId],
-  );
+  const purchase = await evidencePurchase(em, orgId, purchaseId);
   if (!purchase) throw new NotFoundError('purchase not found');
 
   const refs = [purchase.external_order_id, purchase.payment_reference].filter((r): r is string => r !== null);
@@ -64,27 +31,9 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
   }));
 
   const receipts = await receiptRows(em, purchaseId);
-  const links = await em.execute<Array<{ created_at: string; issued_via: LinkOrigin; expires_at: string; used_at: string | null }>>(
-    `select ${isoUtc('created_at')} as created_at, issued_via, ${isoUtc('expires_at')} as expires_at, ${isoUtc('used_at')} as used_at
-     from download_token where purchase_id = ? order by created_at, id`,
-    [purchaseId],
-  );
-  const accesses = await em.execute<Array<{
-    kind: string; at: string; ip: string | null; user_agent: string | null; file: string | null; bytes: string | number | null;
-    occurrences: number; total: string | number;
-  }>>(
-    `select a.kind, ${isoUtc('a.created_at')} as at, a.ip, a.user_agent, f.name as file, a.bytes, a.occurrences, count(*) over () as total
-     from activity_log_entry a left join version_file f on f.id = a.file_id
-     where a.purchase_id = ? and a.kind in (${ACCESS_KINDS_SQL})
-     order by a.created_at desc, a.id desc limit ?`,
-    [purchaseId, EVIDENCE_ACCESS_ROWS],
-  );
-  const staffActions = await em.execute<Array<{ kind: string; at: string; actor: string | null; detail: string | null }>>(
-    `select a.kind, ${isoUtc('a.created_at')} as at, a.actor, a.detail from activity_log_entry a
-     where a.purchase_id = ? and a.kind not in (${ACCESS_KINDS_SQL})
-     order by a.created_at, a.id`,
-    [purchaseId],
-  );
+  const links = await linksOfPurchase(em, purchaseId);
+  const accesses = await newestAccesses(em, purchaseId, EVIDENCE_ACCESS_ROWS);
+  const staffActions = await staffActionsOf(em, purchaseId);
   // Every row carries the count of all (a window over the rows before the limit).
   const accessesTotal = accesses.length === 0 ? 0 : Number(accesses[0].total);
 

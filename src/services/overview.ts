@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { outboxBacklog, type OutboxBacklog } from './workflow-outbox';
 import { deliveryStatusCounts, unmatchedSkuTotal } from '../deliveries/delivery-store';
+import { salesPerDay } from '../purchases/purchase-store';
+import { transfersPerDay } from '../purchases/link-store';
 
 export interface DayCount {
   /** YYYY-MM-DD (UTC). */
@@ -26,14 +28,9 @@ const DAY_MS = 86_400_000;
 export async function overviewOf(em: EntityManager, orgId: string, now: Date, days = 30): Promise<Overview> {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const since = new Date(today - (days - 1) * DAY_MS);
-  const perDay = (table: string, extra = '') => em.execute<Array<{ day: string; n: string }>>(
-    `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
-       from ${table} where organisation_id = ? and created_at >= ? ${extra} group by 1`,
-    [orgId, since],
-  );
   const [sales, downloads, statuses, unmatched, backlog] = await Promise.all([
-    perDay('purchase'),
-    perDay('activity_log_entry', `and kind = 'file_download'`),
+    salesPerDay(em, orgId, since),
+    transfersPerDay(em, orgId, since),
     deliveryStatusCounts(em, orgId, since),
     unmatchedSkuTotal(em, orgId),
     outboxBacklog(em, orgId),

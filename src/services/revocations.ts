@@ -11,25 +11,18 @@ import { isUuid } from '../domain/uuid';
 import {
   addDecidedItem, closeEntry, decideItem, itemOutcomesOf, lockRevocationEntry, nextLineIndex, undecidedItems,
 } from '../deliveries/delivery-store';
+import { logStaffAction, type StaffActor } from '../purchases/link-store';
+import {
+  isRevoked, leaveRevocationNotice, lockOrderRevocations, lockPurchaseRevocation, purchaseForReceiptCheck, purchasesOfRevokedOrder,
+  restoreByStaff, revokeByStaff, revokeForEvent, withdrawByNotice, type LockedRevocation, type PurchaseMatch,
+} from '../purchases/revocation-store';
 
-interface PurchaseMatch {
-  id: string;
-  product_id: string;
-  revoked: boolean;
-}
-
-/** The purchases an event's order reference names (an order id, or a payments-c payment). */
-function orderRefSql(request: RevocationRequest): string {
-  return request.refKind === 'payment' ? 'payment_reference = ?' : 'external_order_id = ?';
-}
 
 /**
  * Serialises a refund's application with the receipt check of the same order (see
  * `withdrawBeforeReceipt`): whichever comes second sees what the first committed.
  */
-async function lockOrder(tx: EntityManager, orgId: string, source: string, ref: string): Promise<void> {
-  await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`revoke:${orgId}:${source}:${ref}`]);
-}
+const lockOrder = lockOrderRevocations;
 
 /** Why an event leaves a purchase as it is: staff gave access back after the event. */
 const RESTORED_LATER = 'access restored by staff after this event';
@@ -39,13 +32,7 @@ const RESTORED_LATER = 'access restored by staff after this event';
  * `eventAt`): their restore is the later decision, so a late or redelivered event keeps it. Tells which.
  */
 async function revokeOne(tx: EntityManager, purchaseId: string, reason: RevokeReason, eventAt: Date, now: Date): Promise<'revoked' | 'already revoked' | 'kept'> {
-  const [row] = await tx.execute<Array<{ revoked: boolean; restored_later: boolean }>>(
-    `with revoked as (
-       update purchase set revoked_at = ?, revoke_reason = ?
-       where id = ? and revoked_at is null and (restored_at is null or restored_at < ?) returning id)
-     select exists (select 1 from revoked) as revoked, coalesce(restored_at >= ?, false) as restored_later from purchase where id = ?`,
-    [now, reason, purchaseId, eventAt, eventAt, purchaseId],
-  );
+  const row = await revokeForEvent(tx, purchaseId, reason, eventAt, now);
   if (row.revoked) return 'revoked';
   return row.restored_later ? 'kept' : 'already revoked';
 }
@@ -71,17 +58,8 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
       await decideItem(tx, { itemId, outcome, reason, purchaseId: purchase?.id ?? null, productId: purchase?.product_id ?? null });
       written.push(outcome);
     };
-    const leaveNotice = (productId: string | null) => tx.execute(
-      `insert into revocation_notice (id, organisation_id, source, ref_kind, order_ref, product_id, reason, created_at)
-       values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?)`,
-      [request.orgId, request.platform, request.refKind, request.orderRef, productId, request.reason, now],
-    );
-    const purchasesOf = (productId: string | null) => tx.execute<PurchaseMatch[]>(
-      `select id, product_id, revoked_at is not null as revoked from purchase
-       where organisation_id = ? and source = ? and ${orderRefSql(request)} ${productId === null ? '' : 'and product_id = ?'}
-       order by created_at, id`,
-      [request.orgId, request.platform, request.orderRef, ...(productId === null ? [] : [productId])],
-    );
+    const leaveNotice = (productId: string | null) => leaveRevocationNotice(tx, request, productId, now);
+    const purchasesOf = (productId: string | null) => purchasesOfRevokedOrder(tx, request, productId);
 
     let nextLine = await nextLineIndex(tx, request.deliveryId);
     for (const item of items) {
@@ -123,45 +101,19 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
  */
 export async function withdrawBeforeReceipt(em: EntityManager, purchaseId: string, now: Date): Promise<boolean> {
   return em.transactional(async (tx) => {
-    const [purchase] = await tx.execute<Array<{ organisation_id: string; source: string; external_order_id: string | null; payment_reference: string | null; product_id: string; revoked: boolean }>>(
-      `select organisation_id, source, external_order_id, payment_reference, product_id, revoked_at is not null as revoked
-       from purchase where id = ?`,
-      [purchaseId],
-    );
+    const purchase = await purchaseForReceiptCheck(tx, purchaseId);
     if (!purchase) return false;
     if (purchase.revoked) return true;
     const refs = [purchase.external_order_id, purchase.payment_reference].filter((r): r is string => r !== null).sort();
     if (refs.length === 0) return false;
     for (const ref of refs) await lockOrder(tx, purchase.organisation_id, purchase.source, ref);
-    const rows = await tx.execute<Array<{ id: string }>>(
-      `update purchase p set revoked_at = ?, revoke_reason = n.reason, receipt_status = 'skipped'
-       from (select reason from revocation_notice
-             where organisation_id = ? and source = ?
-               and ((ref_kind = 'order' and order_ref = ?) or (ref_kind = 'payment' and order_ref = ?))
-               and (product_id is null or product_id = ?)
-             order by created_at limit 1) n
-       where p.id = ? and p.revoked_at is null returning p.id`,
-      [now, purchase.organisation_id, purchase.source, purchase.external_order_id ?? '', purchase.payment_reference ?? '', purchase.product_id, purchaseId],
-    );
-    if (rows.length > 0) return true;
-    const [again] = await tx.execute<Array<{ revoked: boolean }>>('select revoked_at is not null as revoked from purchase where id = ?', [purchaseId]);
-    return again.revoked;
+    const key = {
+      orgId: purchase.organisation_id, source: purchase.source, orderRef: purchase.external_order_id ?? '',
+      paymentRef: purchase.payment_reference ?? '', productId: purchase.product_id,
+    };
+    if (await withdrawByNotice(tx, purchaseId, key, now)) return true;
+    return isRevoked(tx, purchaseId);
   });
-}
-
-/** Who did a staff action, for the activity log: a user, in the dashboard or with their API key. */
-export interface StaffActor {
-  userId: string;
-  via: 'key' | 'session';
-}
-
-/** A staff action on a purchase, in its activity log (the evidence record lists them). */
-export async function logStaffAction(em: EntityManager, purchase: { id: string; organisation_id: string }, kind: 'revoke' | 'restore' | 'rearm' | 'download_limit', actor: StaffActor, detail: string | null, now: Date): Promise<void> {
-  await em.execute(
-    `insert into activity_log_entry (id, organisation_id, kind, purchase_id, actor, detail, created_at)
-     select gen_random_uuid(), ?, ?, ?, (select email from app_user where id = ?) || ?, ?, ?`,
-    [purchase.organisation_id, kind, purchase.id, actor.userId, actor.via === 'key' ? ' (API key)' : '', detail, now],
-  );
 }
 
 export interface RevocationState {
@@ -171,12 +123,9 @@ export interface RevocationState {
 }
 
 /** The purchase of this organisation, locked for the caller's transaction; 404 otherwise. */
-async function lockedPurchase(tx: EntityManager, orgId: string, purchaseId: string) {
+async function lockedPurchase(tx: EntityManager, orgId: string, purchaseId: string): Promise<LockedRevocation> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
-  const [row] = await tx.execute<Array<{ id: string; organisation_id: string; revoked_at: Date | string | null; revoke_reason: RevokeReason | null }>>(
-    'select id, organisation_id, revoked_at, revoke_reason from purchase where id = ? and organisation_id = ? for update',
-    [purchaseId, orgId],
-  );
+  const row = await lockPurchaseRevocation(tx, orgId, purchaseId);
   if (!row) throw new NotFoundError('purchase not found');
   return row;
 }
@@ -192,7 +141,7 @@ export async function revokeByHand(em: EntityManager, orgId: string, purchaseId:
   return em.transactional(async (tx) => {
     const row = await lockedPurchase(tx, orgId, purchaseId);
     if (row.revoked_at !== null) return revocationStateOf(row);
-    await tx.execute(`update purchase set revoked_at = ?, revoke_reason = 'manual' where id = ?`, [now, purchaseId]);
+    await revokeByStaff(tx, purchaseId, now);
     await logStaffAction(tx, row, 'revoke', actor, 'manual', now);
     return { purchaseId, revokedAt: now, revokeReason: 'manual' };
   });
@@ -206,7 +155,7 @@ export async function restoreByHand(em: EntityManager, orgId: string, purchaseId
   return em.transactional(async (tx) => {
     const row = await lockedPurchase(tx, orgId, purchaseId);
     if (row.revoked_at === null) return revocationStateOf(row);
-    await tx.execute('update purchase set revoked_at = null, revoke_reason = null, restored_at = ? where id = ?', [now, purchaseId]);
+    await restoreByStaff(tx, purchaseId, now);
     await logStaffAction(tx, row, 'restore', actor, `was revoked (${row.revoke_reason ?? 'unknown'})`, now);
     return revocationStateOf({ ...row, revoked_at: null, revoke_reason: null });
   });

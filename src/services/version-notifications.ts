@@ -15,6 +15,8 @@ import { isUuid } from '../domain/uuid';
 import { versionNotificationWorkflowId } from '../domain/ids';
 import { enqueueDispatches } from './workflow-outbox';
 import { failSendingNotices } from '../deliveries/mail-ledger-store';
+import { noticeEligibleCount } from '../purchases/purchase-store';
+import { movePurchaseToNoticeVersion, noticeSubscriptionOf, turnNoticesOff } from '../purchases/customer-store';
 
 export const NotificationProgressSchema = z.object({
   notificationId: z.uuid(),
@@ -32,20 +34,12 @@ export const NotificationProgressSchema = z.object({
 });
 export type NotificationProgress = z.infer<typeof NotificationProgressSchema>;
 
-/** The purchases a notice goes to: `p` a purchase, `c` its customer. */
-const ELIGIBLE = 'p.revoked_at is null and not p.test and c.update_notices_off_at is null';
-
 /** The business key of one notice in the sent-email log: once per version and purchase. */
 export const noticeKeyPrefix = (versionId: string) => `update:${versionId}:`;
 
 /** How many buyers "notify buyers" would email now (the dashboard button says it). */
 export async function eligibleBuyers(em: EntityManager, orgId: string, productId: string): Promise<number> {
-  const [row] = await em.execute<Array<{ count: string }>>(
-    `select count(*) from purchase p join customer c on c.id = p.customer_id
-     where p.organisation_id = ? and p.product_id = ? and ${ELIGIBLE}`,
-    [orgId, productId],
-  );
-  return Number(row.count);
+  return noticeEligibleCount(em, orgId, productId);
 }
 
 function withLeft(row: NotificationProgressRow): NotificationProgress {
@@ -115,22 +109,13 @@ export async function noticeContext(em: EntityManager, notificationId: string, p
  * customer's unsubscribe token, made with their first notice. One statement.
  */
 export async function prepareNotice(em: EntityManager, purchaseId: string, context: NoticeContext): Promise<string> {
-  const [row] = await em.execute<Array<{ notice_token: string }>>(
-    `with moved as (update purchase set version_id = ? where id = ?)
-     update customer set notice_token = coalesce(notice_token, ?) where id = ? returning notice_token`,
-    [context.versionId, purchaseId, randomBytes(24).toString('base64url'), context.customerId],
-  );
-  return row.notice_token;
+  return movePurchaseToNoticeVersion(em, purchaseId, context.versionId, context.customerId, randomBytes(24).toString('base64url'));
 }
 
 /** The unsubscribe page's view of a token: whose notices, and whether they are off already. */
 export async function noticeSubscription(em: EntityManager, token: string): Promise<{ orgName: string; off: boolean } | null> {
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) return null;
-  const [row] = await em.execute<Array<{ org_name: string; off: boolean }>>(
-    `select o.name as org_name, c.update_notices_off_at is not null as off
-     from customer c join organisation o on o.id = c.organisation_id where c.notice_token = ?`,
-    [token],
-  );
+  const row = await noticeSubscriptionOf(em, token);
   return row ? { orgName: row.org_name, off: row.off } : null;
 }
 
@@ -138,6 +123,6 @@ export async function noticeSubscription(em: EntityManager, token: string): Prom
 export async function unsubscribeFromNotices(em: EntityManager, token: string, now: Date): Promise<{ orgName: string } | null> {
   const found = await noticeSubscription(em, token);
   if (!found) return null;
-  await em.execute('update customer set update_notices_off_at = coalesce(update_notices_off_at, ?) where notice_token = ?', [now, token]);
+  await turnNoticesOff(em, token, now);
   return { orgName: found.orgName };
 }

@@ -9,7 +9,7 @@ import type { DevMail } from '../../src/dev/dev-mailbox';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
 import type { ItemOutcome } from '../../src/domain/statuses';
 import type { DeliveryJson } from '../../src/services/webhook-log';
-import type { PurchaseJson } from '../../src/purchases/purchase-rows';
+import type { PurchaseJson } from '../../src/purchases/purchase-store';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct, type SeededProduct } from '../helpers/seed';
 import { freshLinkRunsSettled, issueToken, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';

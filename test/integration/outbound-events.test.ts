@@ -7,7 +7,7 @@ import { Client as PgClient } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { checkEndpointUrl } from '../../src/events/addresses';
 import { sendWebhook } from '../../src/events/sender';
-import { markReceiptFailed } from '../../src/purchases/record-purchase';
+import { markReceiptFailed } from '../../src/purchases/record-store';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { seedPurchase } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';

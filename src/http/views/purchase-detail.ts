@@ -1,6 +1,6 @@
 import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../domain/evidence';
 import type { RevokeReason } from '../../domain/statuses';
-import type { PurchaseRow } from '../../purchases/purchase-rows';
+import type { PurchaseRow } from '../../purchases/purchase-store';
 import { limitReached } from '../../domain/download-links';
 import type { PurchaseAllowance, PurchaseDetail } from '../../services/purchase-detail';
 import { badge, bytes, emptyRow, statusLine, when } from './components';

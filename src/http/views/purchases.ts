@@ -1,6 +1,6 @@
-import type { PurchaseRow } from '../../purchases/purchase-rows';
-import type { CustomerRow } from '../../services/customer-search';
-import type { CustomerJson } from '../../services/customer-lookup';
+import type { PurchaseRow } from '../../purchases/purchase-store';
+import type { CustomerRow } from '../../purchases/customer-store';
+import type { CustomerJson } from '../../purchases/customer-store';
 import type { ProductListing } from '../../services/products';
 import type { UnmatchedSkusJson } from '../../services/webhook-log';
 import { badge, emptyRow, when } from './components';

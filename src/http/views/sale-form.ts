@@ -1,4 +1,4 @@
-import type { CustomerJson } from '../../services/customer-lookup';
+import type { CustomerJson } from '../../purchases/customer-store';
 import type { ProductListing } from '../../services/products';
 import { html, type SafeHtml } from '../../templating/html';
 

@@ -1,7 +1,7 @@
 import { PLATFORMS } from '../../domain/platforms';
 import { DELIVERY_STATUSES, type DeliveryKind } from '../../domain/statuses';
-import type { CustomerJson } from '../../services/customer-lookup';
-import { orderLineKey } from '../../purchases/purchase-rows';
+import type { CustomerJson } from '../../purchases/customer-store';
+import { orderLineKey } from '../../purchases/purchase-store';
 import type { ProductListing } from '../../services/products';
 import type { DeliveryJson } from '../../services/webhook-log';
 import type { OutboxBacklog } from '../../services/workflow-outbox';

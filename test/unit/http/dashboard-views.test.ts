@@ -12,7 +12,7 @@ import { unmatchedHref, unmatchedPage } from '../../../src/http/views/unmatched'
 import type { HeldSale, HeldSales } from '../../../src/services/unmatched-replay';
 import type { NotificationProgress } from '../../../src/services/version-notifications';
 import { webhookLogPage, type LogEntry } from '../../../src/http/views/webhook-log';
-import type { PurchaseRow } from '../../../src/purchases/purchase-rows';
+import type { PurchaseRow } from '../../../src/purchases/purchase-store';
 import type { EvidenceRecord } from '../../../src/domain/evidence';
 import type { PurchaseDetail } from '../../../src/services/purchase-detail';
 import type { Role } from '../../../src/domain/statuses';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CustomerJsonSchema, findCustomers } from '../../../services/customer-lookup';
+import { CustomerJsonSchema, findCustomers } from '../../../purchases/customer-store';
 import { principalOf } from '../../plugins/principal';
 import { pageQuery } from './paging';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';

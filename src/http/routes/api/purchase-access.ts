@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 import { REVOKE_REASONS } from '../../../domain/statuses';
 import { renderEvidencePdf } from '../../../evidence/evidence-pdf';
-import { setPurchaseDownloadLimit } from '../../../purchases/purchase-rows';
+import { setPurchaseDownloadLimit } from '../../../purchases/purchase-store';
 import { rearmPurchase } from '../../../services/download-rearm';
 import { countStaffMail, STAFF_MAIL_LIMIT } from '../../../services/staff-mail-limit';
 import { purchaseEvidence } from '../../../services/evidence';

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { purchaseBatches, purchaseJson, PurchaseJsonSchema, saleSummary } from '../../../purchases/purchase-rows';
+import { purchaseBatches, purchaseJson, PurchaseJsonSchema, saleSummary } from '../../../purchases/purchase-store';
 import { recordSale } from '../../../purchases/record-sale';
 import { PurchaseFormSchema, validateSale } from '../../../purchases/sale-form';
 import { formBodyOnly } from '../../form-body';

@@ -3,7 +3,8 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { stringify } from 'csv-stringify';
 import { z } from 'zod';
-import { DOWNLOAD_REPORT_COLUMNS, downloadReportBatches, type DownloadReportRow } from '../../../services/download-report';
+import { downloadReportBatches } from '../../../services/download-report';
+import { DOWNLOAD_REPORT_COLUMNS, type DownloadReportRow } from '../../../purchases/link-store';
 import { principalOf } from '../../plugins/principal';
 
 const day = (name: string) => z

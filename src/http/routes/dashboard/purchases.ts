@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../../../domain/errors';
-import { findCustomers } from '../../../services/customer-lookup';
-import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-rows';
-import { searchCustomers } from '../../../services/customer-search';
+import { findCustomers } from '../../../purchases/customer-store';
+import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-store';
+import { searchCustomers } from '../../../purchases/customer-store';
 import { listProducts } from '../../../services/products';
 import { countStaffMail } from '../../../services/staff-mail-limit';
 import { purchaseDetail } from '../../../services/purchase-detail';

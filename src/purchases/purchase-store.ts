@@ -1,0 +1,447 @@
+/**
+ * Purchases as stored and read: the API's list (JSON), the dashboard's list and search, the
+ * purchase page, the evidence record's purchase, the receipt, the fresh links' purchases, the
+ * webhook log's links to recorded order lines, and the small look-ups and changes of the purchase
+ * routes. One column list, one row type for every list. Owns the table `purchase` (joined with
+ * its `customer`); the purchases slice's other stores: record-store.ts (recording a purchase),
+ * revocation-store.ts (revoke and restore, `revocation_notice`), customer-store.ts (`customer`),
+ * link-store.ts (`download_token`, `activity_log_entry`).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters } from '../db/sql';
+import { NotFoundError } from '../domain/errors';
+import { normaliseAmount } from '../domain/money';
+import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
+import { normaliseEmail } from '../domain/email';
+import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
+import { isUuid } from '../domain/uuid';
+import { readInBatches } from '../services/keyset-batches';
+import { COUNTED_TRANSFERS, logStaffAction, type StaffActor } from './link-store';
+
+/** One purchase as GET /api/purchases lists it (decisions §3). */
+export const PurchaseJsonSchema = z.object({
+  id: z.string(),
+  productId: z.string(),
+  versionId: z.string().nullable(),
+  customer: z.object({ id: z.string(), name: z.string(), email: z.string() }),
+  amount: z.string().describe('decimal string with the currency\'s minor-unit digits: "19.99", "29.00", "500" for JPY'),
+  currency: z.string().describe('upper-case ISO code'),
+  paymentMethod: z.string(),
+  source: z.enum(PURCHASE_SOURCES).describe('api (API key), manual (dashboard) or the platform word'),
+  externalOrderId: z.string().nullable(),
+  test: z.boolean(),
+  receiptSentAt: z.string().nullable(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable().describe('when access was withdrawn (decisions §9); null while it is not'),
+  revokeReason: z.enum(REVOKE_REASONS).nullable(),
+  downloadLimit: z.number().int().nullable().describe('this purchase\'s own download limit; null = the product\'s'),
+});
+export type PurchaseJson = z.infer<typeof PurchaseJsonSchema>;
+
+/** One purchase as the API, the dashboard and the webhook log read it. */
+export interface PurchaseRow {
+  id: string;
+  createdAt: string;
+  productId: string;
+  productName: string;
+  versionId: string | null;
+  customerId: string;
+  customerName: string;
+  customerEmail: string;
+  /** With the currency's minor digits (see displayAmount). */
+  amount: string;
+  currency: string;
+  paymentMethod: string;
+  source: PurchaseSource;
+  externalOrderId: string | null;
+  test: boolean;
+  receiptStatus: ReceiptStatus;
+  receiptSentAt: string | null;
+  revokedAt: string | null;
+  revokeReason: RevokeReason | null;
+  downloadLimit: number | null;
+}
+
+/**
+ * The stored numeric(20,4) text ("19.9000") with the currency's minor digits ("19.90", "500" for
+ * JPY). A stored amount finer than the currency allows is shown as stored, never rounded.
+ */
+export function displayAmount(stored: string, currency: string): string {
+  const exact = normaliseAmount(stored, currency);
+  if (exact !== null) return exact;
+  return stored.includes('.') ? stored.replace(/0+$/, '').replace(/\.$/, '') : stored;
+}
+
+export function purchaseJson(row: PurchaseRow): PurchaseJson {
+  return {
+    id: row.id,
+    productId: row.productId,
+    versionId: row.versionId,
+    customer: { id: row.customerId, name: row.customerName, email: row.customerEmail },
+    amount: row.amount,
+    currency: row.currency,
+    paymentMethod: row.paymentMethod,
+    source: row.source,
+    externalOrderId: row.externalOrderId,
+    test: row.test,
+    receiptSentAt: row.receiptSentAt,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+    revokeReason: row.revokeReason,
+    downloadLimit: row.downloadLimit,
+  };
+}
+
+/** Every key of the list's row, for the statements that read it (the compiler checks it against PurchaseRow). */
+const PURCHASE_ROW_KEYS: Columns<PurchaseRow> = {
+  id: true, createdAt: true, productId: true, productName: true, versionId: true, customerId: true, customerName: true,
+  customerEmail: true, amount: true, currency: true, paymentMethod: true, source: true, externalOrderId: true, test: true,
+  receiptStatus: true, receiptSentAt: true, revokedAt: true, revokeReason: true, downloadLimit: true,
+};
+
+/** As stored: numeric(20,4) text, the currency as written. */
+type StoredPurchaseRow = PurchaseRow;
+
+function displayed(row: StoredPurchaseRow): PurchaseRow {
+  return { ...row, amount: displayAmount(row.amount, row.currency), currency: row.currency.toUpperCase() };
+}
+
+// One select for every list. Newest first; (created_at, id) is the keyset, and a cursor is a
+// purchase id whose position is looked up by primary key, so no timestamp ever makes a round trip
+// through JavaScript.
+/** The list's columns, over `p` (purchase), `c` (its customer) and `pr` (its product). */
+const PURCHASE_COLUMNS = sql`p.id, ${isoUtc('p.created_at')} as "createdAt", pr.id as "productId", pr.name as "productName",
+    p.version_id as "versionId", c.id as "customerId", c.name as "customerName", c.email as "customerEmail",
+    p.amount::text as amount, p.currency, p.payment_method as "paymentMethod", p.source,
+    p.external_order_id as "externalOrderId", p.test, p.receipt_status as "receiptStatus",
+    ${isoUtc('p.receipt_sent_at')} as "receiptSentAt", ${isoUtc('p.revoked_at')} as "revokedAt",
+    p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit"`;
+/** The customer and product of the purchases `p`. */
+const WITH_CUSTOMER_AND_PRODUCT = sql`join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id`;
+const SELECT = sql`select ${PURCHASE_COLUMNS} from purchase p ${WITH_CUSTOMER_AND_PRODUCT} where p.organisation_id = `;
+const ORDER = sql` order by p.created_at desc, p.id desc limit `;
+
+const purchaseExistsRead = statement<{ found: number }, { orgId: string; purchaseId: string }>(
+  { found: true },
+  (p) => sql`select 1 as found from purchase where id = ${p.purchaseId} and organisation_id = ${p.orgId}`,
+);
+const listFirst = statement<StoredPurchaseRow, { orgId: string; limit: number }>(
+  PURCHASE_ROW_KEYS, (p) => sql`${SELECT}${p.orgId}${ORDER}${p.limit}`,
+);
+const listAfter = statement<StoredPurchaseRow, { orgId: string; after: string; limit: number }>(
+  PURCHASE_ROW_KEYS,
+  (p) => sql`${SELECT}${p.orgId} and (p.created_at, p.id) < (select a.created_at, a.id from purchase a where a.id = ${p.after})${ORDER}${p.limit}`,
+);
+
+export interface PurchasePage {
+  /** The id of the purchase the page starts after (the previous page's last id). */
+  after?: string;
+  limit?: number;
+}
+
+/**
+ * The organisation's purchases, newest first, in batches of one query each. An `after` that is not
+ * a purchase of this organisation is 404, like any other id of another organisation.
+ */
+export async function purchaseBatches(em: EntityManager, orgId: string, page: PurchasePage): Promise<AsyncIterable<PurchaseRow[]>> {
+  if (page.after !== undefined) {
+    const found = isUuid(page.after) ? await purchaseExistsRead.first(em, { orgId, purchaseId: page.after }) : undefined;
+    if (found === undefined) throw new NotFoundError('after: no purchase with that id');
+  }
+  return readInBatches<PurchaseRow>(
+    async (after, limit) => (after === null
+      ? await listFirst.rows(em, { orgId, limit })
+      : await listAfter.rows(em, { orgId, after, limit })).map(displayed),
+    { after: page.after, limit: page.limit },
+  );
+}
+
+const asRecordedRead = statement<StoredPurchaseRow & { n: number }, { orgId: string; recorded: string }>(
+  { ...PURCHASE_ROW_KEYS, n: true },
+  (p) => sql`select ${PURCHASE_COLUMNS}, p.ordinality::int as n
+    from jsonb_populate_recordset(null::purchase, ${p.recorded}::jsonb) with ordinality p ${WITH_CUSTOMER_AND_PRODUCT}
+    where p.organisation_id = ${p.orgId} order by p.ordinality`,
+);
+
+/**
+ * Purchases as they were at a moment (rows of the purchase table as `to_jsonb` wrote them then),
+ * shown as GET /api/purchases shows a purchase: outbound events' data. Answers by position; a
+ * purchase whose customer or product is gone since has none.
+ */
+export async function purchasesAsRecorded(em: EntityManager, orgId: string, recorded: unknown[]): Promise<Array<PurchaseJson | undefined>> {
+  const shown: Array<PurchaseJson | undefined> = recorded.map(() => undefined);
+  if (recorded.length === 0) return shown;
+  const rows = await asRecordedRead.rows(em, { orgId, recorded: JSON.stringify(recorded) });
+  for (const { n, ...row } of rows) shown[n - 1] = purchaseJson(displayed(row));
+  return shown;
+}
+
+// The dashboard's search: the list itself without a text, else one statement per kind of text (any, a uuid).
+type SearchParams = { orgId: string; emailLike: string; text: string; limit: number };
+const matchesText = (p: Parameters<SearchParams>) => sql`c.email ilike ${p.emailLike} or p.external_order_id = ${p.text}`;
+const searchText = statement<StoredPurchaseRow, SearchParams>(
+  PURCHASE_ROW_KEYS, (p) => sql`${SELECT}${p.orgId} and (${matchesText(p)})${ORDER}${p.limit}`,
+);
+const searchTextOrId = statement<StoredPurchaseRow, SearchParams>(
+  PURCHASE_ROW_KEYS,
+  (p) => sql`${SELECT}${p.orgId} and (${matchesText(p)} or p.id = ${p.text}::uuid or c.id = ${p.text}::uuid)${ORDER}${p.limit}`,
+);
+
+/**
+ * The dashboard's list: newest first, optionally matching `q`: part of the customer's email, or
+ * exactly an order id, a purchase id or a customer id.
+ */
+export async function searchPurchases(em: EntityManager, orgId: string, q: string, limit: number): Promise<PurchaseRow[]> {
+  const text = q.trim();
+  let rows: StoredPurchaseRow[];
+  if (!text) rows = await listFirst.rows(em, { orgId, limit });
+  else {
+    const params = { orgId, emailLike: likeContains(normaliseEmail(text)), text, limit };
+    rows = await (isUuid(text) ? searchTextOrId : searchText).rows(em, params);
+  }
+  return rows.map(displayed);
+}
+
+/** One purchase as its dashboard page reads it: the list's row, with its download allowance. */
+export interface PurchaseDetailRow extends PurchaseRow {
+  productDownloadLimit: number | null;
+  /** When the count last restarted (re-arm); null: it counts from the purchase. */
+  countedFrom: string | null;
+  /** Completed file transfers that count toward the limit. */
+  used: number;
+}
+
+const detailRead = statement<Omit<PurchaseDetailRow, 'used'> & { used: string | number }, { orgId: string; purchaseId: string }>(
+  { ...PURCHASE_ROW_KEYS, productDownloadLimit: true, countedFrom: true, used: true },
+  (p) => sql`select ${PURCHASE_COLUMNS},
+    pr.download_limit as "productDownloadLimit", ${isoUtc('p.downloads_counted_from')} as "countedFrom",
+    ${COUNTED_TRANSFERS} as used
+  from purchase p ${WITH_CUSTOMER_AND_PRODUCT}
+  where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
+);
+
+/** The purchase of this organisation as its page shows it; undefined for an unknown or malformed id. */
+export async function purchaseDetailRow(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseDetailRow | undefined> {
+  if (!isUuid(purchaseId)) return undefined;
+  const row = await detailRead.first(em, { orgId, purchaseId });
+  return row && { ...displayed(row), productDownloadLimit: row.productDownloadLimit, countedFrom: row.countedFrom, used: Number(row.used) };
+}
+
+const purchaseEmailRead = statement<{ email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
+  { email: true, revoked: true },
+  (p) => sql`select c.email, p.revoked_at is not null as revoked from purchase p join customer c on c.id = p.customer_id
+     where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
+);
+
+/** The email a purchase of this organisation was made with, or null when there is no such purchase. */
+export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<{ email: string; revoked: boolean } | null> {
+  if (!isUuid(purchaseId)) return null;
+  return (await purchaseEmailRead.first(em, { orgId, purchaseId })) ?? null;
+}
+
+const downloadLimitLock = statement<{ download_limit: number | null }, { orgId: string; purchaseId: string }>(
+  { download_limit: true },
+  (p) => sql`select download_limit from purchase where id = ${p.purchaseId} and organisation_id = ${p.orgId} for update`,
+);
+const downloadLimitUpdate = statement<NoRows, { purchaseId: string; downloadLimit: number | null }>(
+  {}, (p) => sql`update purchase set download_limit = ${p.downloadLimit} where id = ${p.purchaseId}`,
+);
+
+/**
+ * A purchase's own download limit (decisions §10); null = the product's. 404 for another
+ * organisation's. Logged with who set it, as the other staff actions on a purchase are.
+ */
+export async function setPurchaseDownloadLimit(
+  em: EntityManager, orgId: string, purchaseId: string, downloadLimit: number | null, actor: StaffActor, now: Date,
+): Promise<void> {
+  if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
+  await em.transactional(async (tx) => {
+    const before = await downloadLimitLock.first(tx, { orgId, purchaseId });
+    if (!before) throw new NotFoundError('purchase not found');
+    await downloadLimitUpdate.run(tx, { purchaseId, downloadLimit });
+    const words = (limit: number | null) => (limit === null ? 'the product\'s' : String(limit));
+    await logStaffAction(tx, { id: purchaseId, organisation_id: orgId }, 'download_limit', actor,
+      `download limit ${words(downloadLimit)} (was ${words(before.download_limit)})`, now);
+  });
+}
+
+const saleSummaryRead = statement<{ customerEmail: string; productName: string }, { purchaseId: string }>(
+  { customerEmail: true, productName: true },
+  (p) => sql`select c.email as "customerEmail", pr.name as "productName"
+    from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
+);
+
+/** What the answer to a recorded sale names: the customer's email and the product. */
+export async function saleSummary(em: EntityManager, purchaseId: string): Promise<{ customerEmail: string; productName: string }> {
+  const row = await saleSummaryRead.first(em, { purchaseId });
+  if (!row) throw new NotFoundError('purchase not found');
+  return row;
+}
+
+export interface OrderLineKey {
+  source: PurchaseSource;
+  externalOrderId: string;
+  productId: string;
+}
+
+export const orderLineKey = (k: OrderLineKey): string => `${k.source}\n${k.externalOrderId}\n${k.productId}`;
+
+const orderLinesRead = statement<OrderLineKey & { id: string }, { orgId: string; orderIds: string[] }>(
+  { id: true, source: true, externalOrderId: true, productId: true },
+  (p) => sql`select id, source, external_order_id as "externalOrderId", product_id as "productId" from purchase
+      where organisation_id = ${p.orgId} and external_order_id = any(${p.orderIds}::text[])`,
+);
+
+/** Which of these platform order lines have a purchase already (recorded by a delivery or by hand). */
+export async function recordedOrderLines(em: EntityManager, orgId: string, keys: OrderLineKey[]): Promise<Map<string, string>> {
+  if (keys.length === 0) return new Map();
+  const rows = await orderLinesRead.rows(em, { orgId, orderIds: [...new Set(keys.map((k) => k.externalOrderId))] });
+  return new Map(rows.map((r) => [orderLineKey(r), r.id]));
+}
+
+/** The purchases an update notice goes to (decisions §12): `p` a purchase, `c` its customer. */
+export const NOTICE_ELIGIBLE = sql`p.revoked_at is null and not p.test and c.update_notices_off_at is null`;
+
+const eligibleCountRead = statement<{ count: string }, { orgId: string; productId: string }>(
+  { count: true },
+  (p) => sql`select count(*) from purchase p join customer c on c.id = p.customer_id
+     where p.organisation_id = ${p.orgId} and p.product_id = ${p.productId} and ${NOTICE_ELIGIBLE}`,
+);
+
+/** How many buyers of the product an update notice would go to now. */
+export async function noticeEligibleCount(em: EntityManager, orgId: string, productId: string): Promise<number> {
+  const row = await eligibleCountRead.first(em, { orgId, productId });
+  return Number(row?.count ?? 0);
+}
+
+const rearmLock = statement<{ id: string; organisation_id: string; email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
+  { id: true, organisation_id: true, email: true, revoked: true },
+  (p) => sql`select p.id, p.organisation_id, c.email, p.revoked_at is not null as revoked
+       from purchase p join customer c on c.id = p.customer_id where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId} for update of p`,
+);
+
+/** The purchase of this organisation with its customer's email, locked for the caller's transaction (re-arm). */
+export function lockPurchaseForRearm(tx: EntityManager, orgId: string, purchaseId: string) {
+  return rearmLock.first(tx, { orgId, purchaseId });
+}
+
+const countRestart = statement<NoRows, { purchaseId: string; now: Date }>(
+  {}, (p) => sql`update purchase set downloads_counted_from = ${p.now} where id = ${p.purchaseId}`,
+);
+
+/** The purchase's completed transfers count from `now` (re-arm, decisions §10). */
+export async function restartDownloadCount(em: EntityManager, purchaseId: string, now: Date): Promise<void> {
+  await countRestart.run(em, { purchaseId, now });
+}
+
+/** A purchase as its evidence record names it (decisions §11). */
+export interface EvidencePurchaseRow {
+  id: string;
+  organisation: string;
+  support_email: string | null;
+  product: string;
+  version: string | null;
+  created_at: string;
+  test: boolean;
+  revoked_at: string | null;
+  revoke_reason: string | null;
+  customer_name: string;
+  customer_email: string;
+  source: string;
+  external_order_id: string | null;
+  payment_reference: string | null;
+  amount: string;
+  currency: string;
+  payment_method: string;
+}
+
+const evidencePurchaseRead = statement<EvidencePurchaseRow, { orgId: string; purchaseId: string }>(
+  {
+    id: true, organisation: true, support_email: true, product: true, version: true, created_at: true, test: true,
+    revoked_at: true, revoke_reason: true, customer_name: true, customer_email: true, source: true, external_order_id: true,
+    payment_reference: true, amount: true, currency: true, payment_method: true,
+  },
+  (p) => sql`select p.id, o.name as organisation, o.support_email, pr.name as product, v.version, ${isoUtc('p.created_at')} as created_at,
+       p.test, ${isoUtc('p.revoked_at')} as revoked_at, p.revoke_reason, c.name as customer_name, c.email as customer_email,
+       p.source, p.external_order_id, p.payment_reference, p.amount::text as amount, p.currency, p.payment_method
+     from purchase p
+     join organisation o on o.id = p.organisation_id
+     join product pr on pr.id = p.product_id
+     join customer c on c.id = p.customer_id
+     left join product_version v on v.id = p.version_id
+     where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
+);
+
+/** The purchase of this organisation as its evidence record names it, or undefined. */
+export function evidencePurchase(em: EntityManager, orgId: string, purchaseId: string): Promise<EvidencePurchaseRow | undefined> {
+  return evidencePurchaseRead.first(em, { orgId, purchaseId });
+}
+
+const salesPerDayRead = statement<{ day: string; n: string }, { orgId: string; since: Date }>(
+  { day: true, n: true },
+  (p) => sql`select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
+       from purchase where organisation_id = ${p.orgId} and created_at >= ${p.since} group by 1`,
+);
+
+/** Purchases per UTC day since `since` (days without any are left out). */
+export function salesPerDay(em: EntityManager, orgId: string, since: Date): Promise<Array<{ day: string; n: string }>> {
+  return salesPerDayRead.rows(em, { orgId, since });
+}
+
+/** What a purchase's receipt says, and to whom. */
+export interface ReceiptRow {
+  organisation_id: string;
+  org_name: string;
+  email: string;
+  customer_name: string;
+  product_name: string;
+}
+
+const receiptRead = statement<ReceiptRow, { purchaseId: string }>(
+  { organisation_id: true, org_name: true, email: true, customer_name: true, product_name: true },
+  (p) => sql`select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
+         from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
+         join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
+);
+
+/** The receipt of the purchase, or undefined when there is no such purchase. */
+export function receiptOf(em: EntityManager, purchaseId: string): Promise<ReceiptRow | undefined> {
+  return receiptRead.first(em, { purchaseId });
+}
+
+/** A purchase a fresh link may go to (not revoked), with whose it is. */
+export interface LinkPurchaseRow {
+  id: string;
+  organisation_id: string;
+  customer_id: string;
+}
+
+const LINK_PURCHASE_KEYS = { id: true, organisation_id: true, customer_id: true } as const;
+const linkPurchasesOfEmail = statement<LinkPurchaseRow, { email: string }>(
+  LINK_PURCHASE_KEYS,
+  (p) => sql`select p.id, p.organisation_id, p.customer_id from purchase p join customer c on c.id = p.customer_id
+             where c.email = ${p.email} and p.revoked_at is null order by p.organisation_id, p.created_at, p.id`,
+);
+const linkPurchaseOfId = statement<LinkPurchaseRow, { purchaseId: string }>(
+  LINK_PURCHASE_KEYS,
+  (p) => sql`select p.id, p.organisation_id, p.customer_id from purchase p where p.id = ${p.purchaseId} and p.revoked_at is null`,
+);
+
+/** The purchases (not revoked) of an email address in every organisation, by organisation, oldest first. */
+export function unrevokedPurchasesOfEmail(em: EntityManager, email: string): Promise<LinkPurchaseRow[]> {
+  return linkPurchasesOfEmail.rows(em, { email });
+}
+
+/** The purchase, unless it is revoked (no row then). */
+export function unrevokedPurchase(em: EntityManager, purchaseId: string): Promise<LinkPurchaseRow[]> {
+  return linkPurchaseOfId.rows(em, { purchaseId });
+}
+
+/**
+ * The organisations that sold with this payment on this platform (at most 10): an event that
+ * names only its payment (a payments-c dispute) may be for any of them. A subquery for the
+ * webhook intake's organisation look-up.
+ */
+export const organisationsPaidWith = (p: Parameters<{ source: string; paymentReference: string }>) =>
+  sql`(select distinct organisation_id from purchase where source = ${p.source} and payment_reference = ${p.paymentReference} limit 10)`;

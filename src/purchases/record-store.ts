@@ -1,0 +1,128 @@
+/**
+ * Writing a purchase: the one statement that finds or creates the customer and creates the
+ * purchase (the fulfilment workflow's first step), and the mark of a failed receipt. Writes the
+ * tables `purchase` and `customer` (see purchase-store.ts and customer-store.ts for their reads).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { normaliseEmail } from '../domain/email';
+import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
+import { firstNotice } from './revocation-store';
+
+export interface RecordPurchaseRow {
+  product_found: boolean;
+  customer_id: string | null;
+  purchase_id: string | null;
+  receipt_status: RecordedPurchase['receiptStatus'] | null;
+  purchase_customer_id: string | null;
+  already_reported: boolean;
+  revoked: boolean;
+}
+
+interface RecordParams {
+  orgId: string;
+  productId: string;
+  purchaseKey: string;
+  source: string;
+  /** The order's id, null when it has none. */
+  externalOrderId: string | null;
+  paymentReference: string | null;
+  /** The same, '' for none: what a notice is matched with. */
+  orderRef: string;
+  paymentRef: string;
+  amount: string;
+  currency: string;
+  paymentMethod: string;
+  test: boolean;
+  receiptStatus: string;
+  deliveryItemId: string | null;
+}
+
+const RECORD_ROW_KEYS = {
+  product_found: true, customer_id: true, purchase_id: true, receipt_status: true, purchase_customer_id: true,
+  already_reported: true, revoked: true,
+} as const;
+
+/**
+ * The statement around `customer_row` (the customer's id, or no row): the product, the notice a
+ * refund that came first left, the purchase made or found, and what the caller reads.
+ */
+function recordWith<Customer>(customerRow: (p: Parameters<RecordParams & Customer>) => Sql) {
+  return (p: Parameters<RecordParams & Customer>) => sql`with product_row as (select id, active_version_id from product where id = ${p.productId} and organisation_id = ${p.orgId}),
+     ${customerRow(p)},
+     notice as (${firstNotice({ orgId: p.orgId, source: p.source, orderRef: p.orderRef, paymentRef: p.paymentRef, productId: p.productId })}),
+     new_purchase as (
+       insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
+         payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, created_at)
+       select ${p.purchaseKey}::uuid, ${p.orgId}::uuid, p.id, p.active_version_id, c.id, ${p.amount}::numeric, ${p.currency}::text,
+         ${p.paymentMethod}::text, ${p.source}::text, ${p.externalOrderId}::text, ${p.paymentReference}::text, ${p.test}::boolean,
+         case when n.reason is null then ${p.receiptStatus}::text else 'skipped' end,
+         case when n.reason is null then null else now() end, n.reason, now()
+       from product_row p cross join customer_row c left join notice n on true
+       on conflict do nothing returning id, receipt_status, customer_id, revoked_at),
+     purchase_row as (
+       select id, receipt_status, customer_id, revoked_at from new_purchase
+       union all
+       select id, receipt_status, customer_id, revoked_at from purchase
+       where organisation_id = ${p.orgId} and source = ${p.source} and external_order_id = ${p.externalOrderId} and product_id = ${p.productId}
+         and not exists (select 1 from new_purchase)
+       union all
+       select id, receipt_status, customer_id, revoked_at from purchase
+       where id = ${p.purchaseKey} and external_order_id is null and not exists (select 1 from new_purchase))
+     select exists (select 1 from product_row) as product_found,
+       (select id from customer_row limit 1) as customer_id,
+       r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
+       exists (select 1 from webhook_delivery_item where id = ${p.deliveryItemId}::uuid and outcome is not null) as already_reported
+     from (select 1) as one left join purchase_row r on true`;
+}
+
+/** An existing customer of the organisation. */
+const recordForCustomer = statement<RecordPurchaseRow, RecordParams & { customerId: string }>(
+  RECORD_ROW_KEYS,
+  recordWith<{ customerId: string }>((p) => sql`customer_row as (select id from customer where id = ${p.customerId} and organisation_id = ${p.orgId})`),
+);
+
+/** The customer found or created by email (created only when the product exists, so a refused sale leaves nothing behind). */
+const recordForEmail = statement<RecordPurchaseRow, RecordParams & { email: string; name: string }>(
+  RECORD_ROW_KEYS,
+  recordWith<{ email: string; name: string }>((p) => sql`new_customer as (
+      insert into customer (id, organisation_id, email, name, created_at)
+      select gen_random_uuid(), ${p.orgId}::uuid, ${p.email}::text, ${p.name}::text, now() where exists (select 1 from product_row)
+      on conflict (organisation_id, email) do nothing returning id),
+    customer_row as (
+      select id from new_customer union all select id from customer where organisation_id = ${p.orgId} and email = ${p.email} limit 1)`),
+);
+
+/**
+ * Finds or creates the customer and creates the purchase, idempotently (a refund that came first,
+ * its notice, makes it revoked from the start, with no receipt): the purchase's id is
+ * `purchaseKey`, and its business key (organisation, source, order id, product) is unique, so a
+ * retry or a duplicate run finds the row instead of making another (by its id when the order has
+ * no id of its own: a sale recorded by its request). One statement (one round
+ * trip, one commit). Returns the row as read; the caller decides what a missing part means.
+ */
+export async function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
+  const params: RecordParams = {
+    orgId: input.orgId, productId: input.productId, purchaseKey: input.purchaseKey, source: input.source,
+    externalOrderId: input.externalOrderId, paymentReference: input.paymentReference ?? null,
+    orderRef: input.externalOrderId ?? '', paymentRef: input.paymentReference ?? '',
+    amount: input.amount, currency: input.currency, paymentMethod: input.paymentMethod, test: input.test,
+    receiptStatus: input.sendReceipt ? 'pending' : 'skipped', deliveryItemId: input.deliveryItemId ?? null,
+  };
+  // Every part of one statement sees the same snapshot: a row another transaction commits
+  // meanwhile (the same customer bought twice at once) is invisible here, and the statement
+  // finds no customer or purchase; the retry sees it.
+  const row = 'id' in input.customer
+    ? await recordForCustomer.first(em, { ...params, customerId: input.customer.id })
+    : await recordForEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
+  return row as RecordPurchaseRow;
+}
+
+const receiptFailedUpdate = statement<NoRows, { purchaseId: string }>(
+  {}, (p) => sql`update purchase set receipt_status = 'failed' where id = ${p.purchaseId} and receipt_status <> 'sent'`,
+);
+
+/** The receipt failed: a later delivery of the order re-sends it (decisions §5). Never undoes `sent`. */
+export async function markReceiptFailed(em: EntityManager, purchaseId: string): Promise<void> {
+  await receiptFailedUpdate.run(em, { purchaseId });
+}
