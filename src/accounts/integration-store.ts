@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, statement, type NoRows, type Parameters } from '../db/sql';
 import { skuMatchesSql, type SkuMatchRow } from '../catalogue/catalogue-store';
 import { backlogFullOf } from '../outbox/outbox-store';
+import { organisationsPaidWith } from '../purchases/purchase-store';
 
 const configuredRead = statement<{ platform: string }, { orgId: string }>(
   { platform: true },
@@ -118,7 +119,7 @@ const sharedRouteCandidates = statement<CandidateRow, CandidateParams & { orgId:
   CANDIDATE_COLUMNS,
   (p) => sql`${candidateSelect(p)} where o.id in (select ${p.orgId}::uuid where ${p.orgId}::uuid is not null
     union (select organisation_id from integration where platform = ${p.platform} and account_id = ${p.accountId} order by updated_at desc limit 10)
-    union (select distinct organisation_id from purchase where source = ${p.platform} and payment_reference = ${p.paymentReference} limit 10))`,
+    union ${organisationsPaidWith({ source: p.platform, paymentReference: p.paymentReference })})`,
 );
 
 /** What the candidate read needs besides the organisations: the SKUs to look up, the backlog cap, the platform. */

@@ -1,13 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, sql, statement, trustedSql, type NoRows } from '../db/sql';
+import { isoUtc, sql, statement, type NoRows } from '../db/sql';
+import { NOTICE_ELIGIBLE } from '../purchases/purchase-store';
 
 /**
  * The SQL of "notify buyers" (decisions §12): the one notification per version and its progress.
  * Owns the table version_notification.
  */
-
-/** The purchases a notice goes to: `p` a purchase, `c` its customer. */
-export const eligibleForNotice = trustedSql('p.revoked_at is null and not p.test and c.update_notices_off_at is null');
 
 /** A notification with its progress as counted in the sent-email log (without `left`, which is worked out from these). */
 export interface NotificationProgressRow {
@@ -116,7 +114,7 @@ const recipientsRead = statement<{ id: string }, { notificationId: string; after
   (p) => sql`select p.id from version_notification n
      join purchase p on p.product_id = n.product_id and p.organisation_id = n.organisation_id
      join customer c on c.id = p.customer_id
-     where n.id = ${p.notificationId} and ${eligibleForNotice} and (${p.after}::uuid is null or p.id > ${p.after}::uuid)
+     where n.id = ${p.notificationId} and ${NOTICE_ELIGIBLE} and (${p.after}::uuid is null or p.id > ${p.after}::uuid)
      order by p.id limit ${p.limit}`,
 );
 
@@ -167,7 +165,7 @@ const noticeContextRead = statement<NoticeContextRow, { purchaseId: string; noti
      join product pr on pr.id = n.product_id
      join purchase p on p.id = ${p.purchaseId} and p.product_id = n.product_id
      join customer c on c.id = p.customer_id
-     where n.id = ${p.notificationId} and ${eligibleForNotice}`,
+     where n.id = ${p.notificationId} and ${NOTICE_ELIGIBLE}`,
 );
 
 /** The notice of the notification to the purchase; undefined when the purchase is no longer eligible. */
