@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, sql, statement, trustedSql, type Columns, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { sql, statement, trustedSql, type NoRows } from '../db/sql';
 
 /**
  * The downloads' SQL: the bytes served to each purchase per file, and the report of completed
@@ -84,58 +84,4 @@ const idleCoverageClear = statement<NoRows, { before: Date }>(
 /** Clears idle coverage; the row and its bytes sent stay, so waiting never refills a byte budget. How many rows it cleared. */
 export function pruneIdleCoverage(em: EntityManager, now: Date): Promise<number> {
   return idleCoverageClear.run(em, { before: new Date(now.getTime() - IDLE_COVERAGE_MS) });
-}
-
-// ---------------------------------------------------------------------------------------------
-// The downloads report: one row per completed file transfer, oldest first; (created_at, id) is the
-// keyset. The version is the downloaded file's, else (file since deleted) the purchased one's.
-
-/** The report's columns, in order (decisions §3, issue 3). */
-export const DOWNLOAD_REPORT_COLUMNS = [
-  'downloaded_at', 'customer_email', 'customer_name', 'product_id', 'product_name', 'version',
-  'purchase_id', 'file_name', 'bytes', 'ip',
-] as const;
-
-export type DownloadReportRow = Record<(typeof DOWNLOAD_REPORT_COLUMNS)[number], string | null> & { id: string };
-
-const downloadReportColumns = Object.fromEntries(['id', ...DOWNLOAD_REPORT_COLUMNS].map((column) => [column, true])) as Columns<DownloadReportRow>;
-
-interface DownloadReportParams {
-  orgId: string;
-  /** The range's first instant (inclusive) and its end (exclusive), ISO 8601. */
-  start: string;
-  end: string;
-  size: number;
-}
-
-const downloadReportSelect = (p: Parameters<Omit<DownloadReportParams, 'size'>>): Sql => sql`select a.id, ${isoUtc('a.created_at')} as downloaded_at, c.email as customer_email,
-    c.name as customer_name, p.product_id, pr.name as product_name, coalesce(fv.version, pv.version) as version,
-    a.purchase_id, f.name as file_name, a.bytes::text as bytes, a.ip
-  from activity_log_entry a
-  join purchase p on p.id = a.purchase_id
-  join customer c on c.id = p.customer_id
-  join product pr on pr.id = p.product_id
-  left join version_file f on f.id = a.file_id
-  left join product_version fv on fv.id = f.version_id
-  left join product_version pv on pv.id = p.version_id
-  where a.organisation_id = ${p.orgId} and a.kind = 'file_download'
-    and a.created_at >= ${p.start}::timestamptz and a.created_at < ${p.end}::timestamptz`;
-const downloadReportOrder = (p: Parameters<Pick<DownloadReportParams, 'size'>>): Sql => sql` order by a.created_at, a.id limit ${p.size}`;
-
-const downloadReportFirstRead = statement<DownloadReportRow, DownloadReportParams>(
-  downloadReportColumns,
-  (p) => sql`${downloadReportSelect(p)}${downloadReportOrder(p)}`,
-);
-
-const downloadReportNextRead = statement<DownloadReportRow, DownloadReportParams & { after: string }>(
-  downloadReportColumns,
-  (p) => sql`${downloadReportSelect(p)} and (a.created_at, a.id) > (select b.created_at, b.id from activity_log_entry b where b.id = ${p.after})${downloadReportOrder(p)}`,
-);
-
-/** The report's rows of the organisation in [start, end), after the row `after` (null: from the first), `size` at most. */
-export function downloadReportBatch(
-  em: EntityManager, orgId: string, range: { start: string; end: string }, after: string | null, size: number,
-): Promise<DownloadReportRow[]> {
-  const params = { orgId, start: range.start, end: range.end, size };
-  return after === null ? downloadReportFirstRead.rows(em, params) : downloadReportNextRead.rows(em, { ...params, after });
 }

@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { createOrm, migrate } from '../../src/db/orm';
 import { definedStatements, statement, sql, type Statement } from '../../src/db/sql';
 import { createTestDatabase } from '../helpers/database';
+import { productSources, ROOT } from '../helpers/source-files';
 
 /**
  * Every statement of every owning module, prepared against the migrated schema: PostgreSQL parses
@@ -12,22 +13,9 @@ import { createTestDatabase } from '../helpers/database';
  * Nothing runs, so no statement needs data or values.
  */
 
-const ROOT = path.resolve(__dirname, '../..');
-
-/** Every module under src/ and activities/ that defines statements. */
-function statementModules(): string[] {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir)) {
-      const full = path.join(dir, entry);
-      if (statSync(full).isDirectory()) walk(full);
-      else if (full.endsWith('.ts') && /\bstatement</.test(readFileSync(full, 'utf8'))) found.push(full);
-    }
-  };
-  walk(path.join(ROOT, 'src'));
-  walk(path.join(ROOT, 'activities'));
-  return found;
-}
+/** Every module of the product that defines statements. */
+const statementModules = (): string[] =>
+  productSources().map((file) => path.join(ROOT, file)).filter((file) => /\bstatement</.test(readFileSync(file, 'utf8')));
 
 /** The protocol's Describe of an unnamed statement: its result's column names, [] when it returns none. */
 function describeStatement(client: PgClient, text: string): Promise<string[]> {

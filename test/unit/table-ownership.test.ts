@@ -1,13 +1,12 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { productSources, ROOT } from '../helpers/source-files';
 
 /**
  * Each table has one owning module (docs/architecture.md, "Persistence"): the only files with SQL
  * are the slices' stores, and a statement that writes a table lives in that table's slice. A new
  * table is added to OWNERS with its slice, or this test says where its SQL went astray.
  */
-
-const ROOT = path.resolve(__dirname, '../..');
 
 /** Each table's slice: the directory whose store modules hold its SQL. */
 const OWNERS: Record<string, string> = {
@@ -24,20 +23,6 @@ const OWNERS: Record<string, string> = {
   outbound_event: 'src/events', outbound_delivery: 'src/events', outbound_attempt: 'src/events', webhook_endpoint: 'src/events',
 };
 
-function sources(): string[] {
-  const found: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir)) {
-      const full = path.join(dir, entry);
-      if (statSync(full).isDirectory()) walk(full);
-      else if (full.endsWith('.ts')) found.push(path.relative(ROOT, full));
-    }
-  };
-  walk(path.join(ROOT, 'src'));
-  walk(path.join(ROOT, 'activities'));
-  return found;
-}
-
 /** The SQL texts of a module: its sql`…` templates. */
 const sqlTexts = (source: string): string[] => [...source.matchAll(/(?<![`\w])sql`([^`]*)`/g)].map((m) => m[1]);
 
@@ -51,7 +36,7 @@ test('the schema\'s tables all have an owner', async () => {
 });
 
 test('only the stores hold SQL, and no module runs raw SQL around them', () => {
-  const astray = sources().filter((file) => {
+  const astray = productSources().filter((file) => {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     if (file === 'src/db/sql.ts') return false;
     return (!isStore(file) && (sqlTexts(text).length > 0 || /\bstatement</.test(text))) || /\.execute\(|legacy-sql|preparedRows/.test(text);
@@ -61,7 +46,7 @@ test('only the stores hold SQL, and no module runs raw SQL around them', () => {
 
 test('a statement that writes a table is in that table\'s slice', () => {
   const astray: string[] = [];
-  for (const file of sources().filter(isStore)) {
+  for (const file of productSources().filter(isStore)) {
     for (const text of sqlTexts(readFileSync(path.join(ROOT, file), 'utf8'))) {
       for (const m of text.matchAll(/\b(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)/gi)) {
         const owner = OWNERS[m[1]];
