@@ -5,38 +5,13 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NewDispatch } from '../domain/dispatch';
-import type { HeldLine } from '../domain/held-line';
+import type { NewEntry } from '../domain/delivery-entry';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform } from '../domain/platforms';
-import { alertDue, deliveryStatusOf, type DeliveryKind, type ItemOutcome } from '../domain/statuses';
+import { alertDue, deliveryStatusOf } from '../domain/statuses';
 import { finishDelivery, insertDeliveries, itemOutcomesOf, lockDelivery, reportItemOutcome } from '../deliveries/delivery-store';
 import { dispatchRows } from './workflow-outbox';
 import type { DispatchRow } from '../outbox/outbox-store';
-
-export interface NewItem {
-  id: string;
-  sku: string | null;
-  productId: string | null;
-  /** Null for a line that a workflow fulfils; its outcome is reported later. */
-  outcome: ItemOutcome | null;
-  reason: string | null;
-  workflowId: string | null;
-  /** An `unmatched` line with a SKU: what delivering it after the SKU is mapped needs. */
-  heldLine?: HeldLine;
-}
-
-export interface NewEntry {
-  id: string;
-  kind: DeliveryKind;
-  platform: Platform;
-  externalOrderId: string;
-  /** The platform's id of a refund or dispute event (see NormalizedRevocation), or null. */
-  eventId: string | null;
-  test: boolean;
-  items: NewItem[];
-  /** Every workflow that works for this entry (fulfilment runs, the alert run). */
-  workflowIds: string[];
-}
 
 interface UnmatchedCount {
   organisation_id: string;
