@@ -336,39 +336,19 @@ export async function restartDownloadCount(em: EntityManager, purchaseId: string
 }
 
 /** A purchase as its evidence record names it (decisions §11). */
-export interface EvidencePurchaseRow {
-  id: string;
+export interface EvidencePurchaseRow extends StoredPurchaseRow {
   organisation: string;
-  support_email: string | null;
-  product: string;
+  supportEmail: string | null;
   version: string | null;
-  created_at: string;
-  test: boolean;
-  revoked_at: string | null;
-  revoke_reason: string | null;
-  customer_name: string;
-  customer_email: string;
-  source: string;
-  external_order_id: string | null;
-  payment_reference: string | null;
-  amount: string;
-  currency: string;
-  payment_method: string;
+  paymentReference: string | null;
 }
 
 const evidencePurchaseRead = statement<EvidencePurchaseRow, { orgId: string; purchaseId: string }>(
-  {
-    id: true, organisation: true, support_email: true, product: true, version: true, created_at: true, test: true,
-    revoked_at: true, revoke_reason: true, customer_name: true, customer_email: true, source: true, external_order_id: true,
-    payment_reference: true, amount: true, currency: true, payment_method: true,
-  },
-  (p) => sql`select p.id, o.name as organisation, o.support_email, pr.name as product, v.version, ${isoUtc('p.created_at')} as created_at,
-       p.test, ${isoUtc('p.revoked_at')} as revoked_at, p.revoke_reason, c.name as customer_name, c.email as customer_email,
-       p.source, p.external_order_id, p.payment_reference, p.amount::text as amount, p.currency, p.payment_method
-     from purchase p
+  { ...PURCHASE_ROW_KEYS, organisation: true, supportEmail: true, version: true, paymentReference: true },
+  (p) => sql`select ${PURCHASE_COLUMNS}, o.name as organisation, o.support_email as "supportEmail", v.version,
+       p.payment_reference as "paymentReference"
+     from purchase p ${WITH_CUSTOMER_AND_PRODUCT}
      join organisation o on o.id = p.organisation_id
-     join product pr on pr.id = p.product_id
-     join customer c on c.id = p.customer_id
      left join product_version v on v.id = p.version_id
      where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
 );

@@ -24,7 +24,7 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
   const purchase = await evidencePurchase(em, orgId, purchaseId);
   if (!purchase) throw new NotFoundError('purchase not found');
 
-  const refs = [purchase.external_order_id, purchase.payment_reference].filter((r): r is string => r !== null);
+  const refs = [purchase.externalOrderId, purchase.paymentReference].filter((r): r is string => r !== null);
   const deliveryRows = refs.length === 0 ? [] : await orderDeliveryRows(em, orgId, purchase.source, refs);
   const deliveries: EvidenceDeliveryEntry[] = deliveryRows.map((d) => ({
     id: d.id, platform: d.platform, kind: d.kind, status: d.status, receivedAt: d.received_at, completedAt: d.completed_at, items: d.items,
@@ -39,19 +39,19 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
 
   return {
     generatedAt: now.toISOString(),
-    seller: { organisation: purchase.organisation, supportEmail: purchase.support_email },
+    seller: { organisation: purchase.organisation, supportEmail: purchase.supportEmail },
     purchase: {
-      id: purchase.id, product: purchase.product, version: purchase.version, createdAt: purchase.created_at,
-      test: purchase.test, revokedAt: purchase.revoked_at, revokeReason: purchase.revoke_reason,
+      id: purchase.id, product: purchase.productName, version: purchase.version, createdAt: purchase.createdAt,
+      test: purchase.test, revokedAt: purchase.revokedAt, revokeReason: purchase.revokeReason,
     },
-    customer: { name: purchase.customer_name, email: purchase.customer_email },
+    customer: { name: purchase.customerName, email: purchase.customerEmail },
     order: {
       source: purchase.source,
-      externalOrderId: purchase.external_order_id,
+      externalOrderId: purchase.externalOrderId,
       amount: displayAmount(purchase.amount, purchase.currency),
       currency: purchase.currency.toUpperCase(),
-      paymentMethod: purchase.payment_method,
-      receivedAt: deliveries.find((d) => d.kind === 'order')?.receivedAt ?? purchase.created_at,
+      paymentMethod: purchase.paymentMethod,
+      receivedAt: deliveries.find((d) => d.kind === 'order')?.receivedAt ?? purchase.createdAt,
       deliveries,
     },
     receipts: receipts.map((r) => ({ status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject })),
