@@ -1,5 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type LogLevel, type LogMetadata, type WorkerOptions,
+} from '@temporalio/worker';
 import { createActivities, createOutboundActivities, type ActivityDeps } from '../../activities';
 import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
@@ -32,6 +34,19 @@ export interface WorkerSetup {
 }
 
 /**
+ * The SDK's logger, less one warning: a worker without workflows says at start that it does not
+ * poll for workflow tasks, and the outbound deliveries' worker has none by design (its workflows
+ * run on the main queue). Every other worker's copy of the warning still shows.
+ */
+export class SdkLogger extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    const taskQueue = meta?.taskQueue;
+    if (message.startsWith('No workflows registered') && typeof taskQueue === 'string' && taskQueue.endsWith(outboundTaskQueue(''))) return;
+    super.log(level, message, meta);
+  }
+}
+
+/**
  * The SDK's runtime, installed once per process before the first worker: logs at WARN (the SDK logs
  * every worker state change and the whole workflow bundle at INFO; the service's own INFO is about
  * requests), and its metrics, with the service's own series, on a Prometheus endpoint
@@ -40,7 +55,7 @@ export interface WorkerSetup {
 function installTemporalRuntime(metricsAddress: string | undefined): void {
   try {
     Runtime.install({
-      logger: new DefaultLogger('WARN'),
+      logger: new SdkLogger('WARN'),
       ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
     });
   } catch {
