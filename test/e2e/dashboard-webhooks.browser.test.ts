@@ -104,6 +104,38 @@ test('add an endpoint, see the secret once, send a test, see the attempt, disabl
   expect(pageErrors).toEqual([]);
 });
 
+test('the events an endpoint gets are picked when it is added and changed later; none ticked is every type', async () => {
+  await signInAs(page, base, admin.email, PASSWORD);
+  await page.goto(`${base}/settings/webhooks`);
+  const url = `${receiver.url}/picked`;
+  const addForm = page.locator('section[aria-labelledby="add-endpoint-heading"]');
+  await addForm.getByLabel('URL').fill(url);
+  await addForm.getByLabel('purchase.revoked').check();
+  await addForm.getByLabel('delivery.failed').check();
+  await page.getByRole('button', { name: 'Add endpoint' }).click();
+  await page.locator('#new-secret').waitFor({ state: 'visible' });
+  const eventsOf = async () => ((await h.orm.em.fork().execute<Array<{ events: string[] }>>(
+    'select events from webhook_endpoint where url = ?', [url],
+  ))[0]?.events);
+  expect(await eventsOf()).toEqual(['purchase.revoked', 'delivery.failed']);
+
+  await page.reload();
+  const picked = page.locator('section[data-endpoint]', { hasText: url });
+  await expect(picked.getByText('Events: purchase.revoked, delivery.failed.').count()).resolves.toBe(1);
+  await picked.getByText('Change the events sent').click();
+  await expect(picked.getByLabel('purchase.revoked').isChecked()).resolves.toBe(true);
+  await expect(picked.getByLabel('purchase.created').isChecked()).resolves.toBe(false);
+  await picked.getByLabel('purchase.revoked').uncheck();
+  await picked.getByLabel('delivery.failed').uncheck();
+  await screenshot(page, 'webhooks-event-types');
+  await picked.getByRole('button', { name: 'Save events' }).click();
+  await picked.getByText('Events saved.').waitFor();
+  expect(await eventsOf()).toEqual([]);
+  await page.waitForURL(`${base}/settings/webhooks`);
+  await page.locator('section[data-endpoint]', { hasText: url }).getByText('Events: all.', { exact: false }).waitFor();
+  expect(pageErrors).toEqual([]);
+});
+
 test('members do not see Settings › Webhooks', async () => {
   await signInAs(page, base, member.email, PASSWORD);
   const res = await page.goto(`${base}/settings/webhooks`);

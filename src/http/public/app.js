@@ -79,14 +79,20 @@
   }
 
   // A form whose fields are sent as a JSON object to the API (a field marked data-type="boolean" as
-  // true or false). `data-show` names a field of the answer to show once (a new API key or
-  // secret); otherwise the page reloads to show the new state.
+  // true or false; checkboxes marked data-type="list" as one array of the ticked values, [] when
+  // none is). `data-show` names a field of the answer to show once (a new API key or secret);
+  // otherwise the page reloads to show the new state.
   function sendJson(form) {
     var body = {};
     Array.prototype.forEach.call(form.elements, function (field) {
+      if (field.name && field.getAttribute('data-type') === 'list') body[field.name] = [];
+    });
+    Array.prototype.forEach.call(form.elements, function (field) {
       if (!field.name || field.name === '_csrf' || field.value === '') return;
       if ((field.type === 'checkbox' || field.type === 'radio') && !field.checked) return;
-      body[field.name] = field.getAttribute('data-type') === 'boolean' ? field.value === 'true' : field.value;
+      var type = field.getAttribute('data-type');
+      if (type === 'list') body[field.name].push(field.value);
+      else body[field.name] = type === 'boolean' ? field.value === 'true' : field.value;
     });
     fetch(form.getAttribute('action'), {
       method: form.getAttribute('data-method') || 'POST',

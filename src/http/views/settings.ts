@@ -2,6 +2,7 @@ import type { DevMail } from '../../dev/dev-mailbox';
 import type { Role } from '../../domain/statuses';
 import type { ApiKeyInfo } from '../../services/api-keys';
 import type { AttemptJson, EndpointJson } from '../../events/outbound-events';
+import { EVENT_TYPES, type EventType } from '../../domain/outbound-events';
 import type { IntegrationJson } from '../../services/integration-settings';
 import type { OrganisationSettings } from '../../services/organisation-settings';
 import type { TeamMember } from '../../services/team';
@@ -160,6 +161,13 @@ function attemptRow(endpoint: EndpointJson, a: AttemptJson): SafeHtml {
     <button type="submit"${flag(!endpoint.enabled, 'disabled')}>Redeliver</button>${statusLine()}</form>`}</td></tr>`;
 }
 
+/** A checkbox per event type; none ticked means every type (and the types added later). */
+function eventTypePicker(idPrefix: string, ticked: readonly EventType[]): SafeHtml {
+  return html`<fieldset class="event-types"><legend>Events <span class="hint">None ticked: every event type, including those added later.</span></legend>
+    ${EVENT_TYPES.map((type) => html`<label><input type="checkbox" id="${idPrefix}-${type}" name="events" value="${type}" data-type="list"${flag(ticked.includes(type), 'checked')}> <code>${type}</code></label>`)}
+  </fieldset>`;
+}
+
 function endpointPanel(e: EndpointJson, attempts: AttemptJson[]): SafeHtml {
   return html`<section class="panel" aria-labelledby="endpoint-${e.id}-heading" data-endpoint="${e.id}">
   <h2 id="endpoint-${e.id}-heading"><code>${e.url}</code> ${e.enabled ? badge('success', 'enabled') : badge('error', 'disabled')}</h2>
@@ -179,6 +187,11 @@ function endpointPanel(e: EndpointJson, attempts: AttemptJson[]): SafeHtml {
           data-confirm="Delete this endpoint? Its attempts go with it.">
       <button type="submit" class="danger">Delete</button>${statusLine()}</form>
   </div>
+  <details><summary>Change the events sent</summary>
+    <form data-json data-method="PATCH" action="/api/webhook-endpoints/${e.id}" data-done="Events saved." class="stack">
+      ${eventTypePicker(`events-${e.id}`, e.events)}
+      <button type="submit">Save events</button>${statusLine()}</form>
+  </details>
   <div id="secret-${e.id}-box" hidden><p><strong>Copy the new secret now: it is shown only this once.</strong></p>
     <div class="copy-row"><output id="secret-${e.id}" class="secret" aria-label="New signing secret"></output>
       <button type="button" data-copy="secret-${e.id}">Copy</button></div></div>
@@ -204,6 +217,7 @@ export function webhooksPage(ctx: PageContext, endpoints: Array<{ endpoint: Endp
     <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/hooks/delivery">
     <label for="endpoint-description">Description <span class="hint">Optional.</span></label>
     <input id="endpoint-description" name="description" maxlength="500">
+    ${eventTypePicker('new-endpoint', [])}
     <button type="submit" class="primary">Add endpoint</button>
     ${statusLine()}
   </form>
