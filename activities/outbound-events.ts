@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { MAX_IN_FLIGHT_PER_ENDPOINT, type AttemptOutcome } from '../src/domain/outbound-events';
+import { withEndpointSlot } from '../src/events/endpoint-lease-store';
 import { EndpointSlots } from '../src/events/endpoint-slots';
 import { attemptDelivery, staffEmails } from '../src/events/outbound-events';
 import { endpointDisabledMail } from '../src/mail/templates';
@@ -29,9 +30,13 @@ export function outboundEventActivities({ orm, mailer, config, keyRing }: Activi
       const context = Context.current();
       const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        const sent = await slots.run(target.endpointId, MAX_WAIT_FOR_SLOT_MS, () => attemptDelivery(orm.em.fork(), keyRing, settings, target));
-        if (sent.busy) return { kind: 'busy' };
-        const { outcome, result, disabled } = sent.value;
+        // This process's line first (first come, first served, few activity slots held), then one
+        // of the endpoint's slots shared by every worker process.
+        const sent = await slots.run(target.endpointId, MAX_WAIT_FOR_SLOT_MS, () => withEndpointSlot(
+          orm.em.fork(), target.endpointId, MAX_IN_FLIGHT_PER_ENDPOINT, () => attemptDelivery(orm.em.fork(), keyRing, settings, target),
+        ));
+        if (sent.busy || sent.value.busy) return { kind: 'busy' };
+        const { outcome, result, disabled } = sent.value.value;
         if (result) recordOutboundAttempt(outcome.kind, result.durationMs / 1000);
         if (disabled) {
           const staff = await staffEmails(orm.em.fork(), disabled.orgId);

@@ -54,7 +54,7 @@ export type AttemptOutcome =
   | { kind: 'failed' }
   /** The endpoint was disabled (by hand, 410 or after failing too long): nothing more is sent. */
   | { kind: 'disabled' }
-  /** This worker already has MAX_IN_FLIGHT_PER_ENDPOINT requests open to it: not an attempt, try again shortly. */
+  /** MAX_IN_FLIGHT_PER_ENDPOINT requests are open to the endpoint already (from any worker): not an attempt, try again shortly. */
   | { kind: 'busy' };
 
 /** Waits before a retry after a `busy` answer: short, spread, so a queue behind a slow endpoint drains in turn. */

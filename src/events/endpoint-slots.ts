@@ -1,5 +1,6 @@
 /**
- * At most MAX_IN_FLIGHT_PER_ENDPOINT requests to one endpoint from one worker process at once.
+ * At most MAX_IN_FLIGHT_PER_ENDPOINT requests to one endpoint from one worker process at once (the
+ * cap across processes is the endpoint's leased slots, endpoint-lease-store.ts, taken inside this).
  * An attempt waits its turn for a while (first come, first served); past that, or when the line is
  * already long, it answers `busy` and its run tries again a little later, so requests waiting on a
  * slow endpoint hold few of the worker's activity slots and none of another endpoint's.

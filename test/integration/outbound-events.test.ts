@@ -6,7 +6,9 @@
 import { Client as PgClient } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { checkEndpointUrl } from '../../src/events/addresses';
+import { withEndpointSlot } from '../../src/events/endpoint-lease-store';
 import { sendWebhook } from '../../src/events/sender';
+import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../src/domain/outbound-events';
 import { markReceiptFailed } from '../../src/purchases/record-store';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { seedPurchase } from '../helpers/download-links';
@@ -219,6 +221,43 @@ describe('delivery', () => {
     expect(res.json()).toEqual({ status: 302, durationMs: expect.any(Number), error: 'HTTP 302: redirects are not followed' });
     expect(target.received).toHaveLength(0);
   });
+});
+
+test('an endpoint\'s slots are shared by every worker: 10 requests at most, a dead holder\'s lease runs out', async () => {
+  const r = await receiver();
+  // A type nothing sends yet: no delivery of another test takes one of its slots meanwhile.
+  const endpoint = await addEndpoint(r.url, ['license.activated']);
+  // Each caller stands for an attempt in some worker process: the database is all they share (a
+  // dozen at once: the test's pool is shared with the harness's worker and waits 1 s at most).
+  let open = 0;
+  let most = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const attempt = () => withEndpointSlot(h.orm.em.fork(), endpoint.id, MAX_IN_FLIGHT_PER_ENDPOINT, async () => {
+    open += 1;
+    most = Math.max(most, open);
+    await released;
+    open -= 1;
+    return 'sent';
+  });
+  const settled: Array<{ busy: boolean }> = [];
+  const first = Array.from({ length: MAX_IN_FLIGHT_PER_ENDPOINT + 2 }, () => attempt().then((answer) => { settled.push(answer); return answer; }));
+  await eventually(async () => (open === MAX_IN_FLIGHT_PER_ENDPOINT && settled.length === 2 ? true : undefined), 30_000, 'ten slots taken, two busy');
+  expect(settled.every((answer) => answer.busy)).toBe(true);
+  release();
+  const done = await Promise.all(first);
+  expect(done.filter((a) => !a.busy)).toHaveLength(MAX_IN_FLIGHT_PER_ENDPOINT);
+  expect(most).toBe(MAX_IN_FLIGHT_PER_ENDPOINT);
+  await expect(h.orm.em.fork().execute('select 1 from outbound_endpoint_lease where endpoint_id = ?', [endpoint.id])).resolves.toHaveLength(0);
+
+  // A worker killed while holding a slot: its lease stands until it runs out, then the slot is free.
+  await h.orm.em.fork().execute(
+    `insert into outbound_endpoint_lease (endpoint_id, slot, holder, until)
+     select ?, s, gen_random_uuid(), now() + interval '1 hour' from generate_series(0, 9) s`, [endpoint.id],
+  );
+  await expect(withEndpointSlot(h.orm.em.fork(), endpoint.id, MAX_IN_FLIGHT_PER_ENDPOINT, async () => 'sent')).resolves.toEqual({ busy: true });
+  await h.orm.em.fork().execute(`update outbound_endpoint_lease set until = now() - interval '1 second' where endpoint_id = ? and slot = 3`, [endpoint.id]);
+  await expect(withEndpointSlot(h.orm.em.fork(), endpoint.id, MAX_IN_FLIGHT_PER_ENDPOINT, async () => 'sent')).resolves.toEqual({ busy: false, value: 'sent' });
 });
 
 test('/metrics has the deliveries waiting and the endpoints disabled', async () => {

@@ -21,6 +21,7 @@ const OWNERS: Record<string, string> = {
   webhook_delivery: 'src/deliveries', webhook_delivery_item: 'src/deliveries', unmatched_sku: 'src/deliveries',
   signature_nonce: 'src/deliveries', sent_email: 'src/deliveries',
   outbound_event: 'src/events', outbound_delivery: 'src/events', outbound_attempt: 'src/events', webhook_endpoint: 'src/events',
+  outbound_endpoint_lease: 'src/events',
 };
 
 /** The SQL texts of a module: its sql`…` templates. */

@@ -6,6 +6,7 @@ import { Integration } from './integration.entity';
 import { Organisation } from './organisation.entity';
 import { OutboundAttempt } from './outbound-attempt.entity';
 import { OutboundDelivery } from './outbound-delivery.entity';
+import { OutboundEndpointLease } from './outbound-endpoint-lease.entity';
 import { OutboundEvent } from './outbound-event.entity';
 import { ProductSku } from './product-sku.entity';
 import { ProductVersion } from './product-version.entity';
@@ -26,13 +27,13 @@ import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, OutboundAttempt, OutboundDelivery, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 };
 
 export const ENTITIES = [
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, OutboundAttempt, OutboundDelivery, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 ];
