@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { deliveryActivities } from './deliveries';
 import { emailActivities } from './emails';
 import { freshLinkActivities } from './fresh-links';
+import { licenseActivities } from './licenses';
 import { outboundEventActivities } from './outbound-events';
 import { purchaseActivities } from './purchases';
 import { revocationActivities } from './revocations';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...emailActivities(deps),
     ...deliveryActivities(deps),
     ...freshLinkActivities(deps),
+    ...licenseActivities(deps),
     ...revocationActivities(deps),
     ...versionNotificationActivities(deps),
   };

@@ -27,6 +27,8 @@ export function purchaseActivities({ orm }: ActivityDeps) {
         receiptStatus: row.receipt_status,
         ...(row.already_reported ? { alreadyReported: true } : {}),
         ...(row.revoked ? { revoked: true } : {}),
+        ...(row.license_pool ? { licensePool: true } : {}),
+        ...(row.license_waiting ? { licenseWaiting: true } : {}),
       };
     },
 

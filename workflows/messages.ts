@@ -19,3 +19,9 @@ export const attachDeliveryItem = defineSignal<[AttachDeliveryItem]>('attachDeli
  * by their request (src/purchases/record-sale), and the handler stays so those runs replay.
  */
 export const purchaseRecorded = defineUpdate<RecordedPurchase>('purchaseRecorded');
+
+/**
+ * Sent (through the outbox) to the run of a purchase that waits for a pool key when an upload
+ * issued it one, or when the purchase was revoked meanwhile: the run looks again.
+ */
+export const licenseKeyIssued = defineSignal('licenseKeyIssued');

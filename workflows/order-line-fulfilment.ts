@@ -17,11 +17,12 @@ import type {
   OrderAlertRequest,
   RecordedPurchase,
 } from '../src/domain/fulfilment';
-import { attachDeliveryItem, purchaseRecorded } from './messages';
+import type { ClaimState } from '../src/domain/license-keys';
+import { attachDeliveryItem, licenseKeyIssued, purchaseRecorded } from './messages';
 
 /** Database steps are local activities: one workflow task instead of three round trips through the engine. */
 const db = proxyLocalActivities<Activities>(DATABASE_STEP);
-const { sendOrderAlert } = proxyActivities<Activities>(ORDER_ALERT);
+const { sendOrderAlert, sendLicensePoolAlert } = proxyActivities<Activities>(ORDER_ALERT);
 
 /** The message of the failure at the bottom of an activity failure chain. */
 function rootMessage(error: unknown): string {
@@ -74,6 +75,12 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
   });
 
   const { sendReceipt } = proxyActivities<Activities>(emailWithin(input.emailRetryWindowMs));
+
+  /** Wake-ups for a purchase waiting for a pool key. */
+  let keyWakes = 0;
+  setHandler(licenseKeyIssued, () => {
+    keyWakes += 1;
+  });
 
   async function send(purchaseId: string): Promise<RoundResult> {
     try {
@@ -135,6 +142,29 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     recordFailure = rootMessage(error);
   }
 
+  /**
+   * A new purchase of a pool product (decisions §14): one that found the pool empty waits here,
+   * durably, until an upload issues it a key (its items show why the entry is Pending); either way
+   * the pool's dry and low alerts go to the staff once each.
+   */
+  async function settleLicenseKey(purchase: RecordedPurchase): Promise<ClaimState> {
+    if (!purchase.licensePool) return 'none';
+    let waiting = purchase.licenseWaiting === true;
+    let noted = false;
+    for (;;) {
+      const seen = keyWakes;
+      const settled = await db.settleLicenseKey({ purchaseId: purchase.purchaseId, productId: input.productId, waiting });
+      alertRuns.push(...settled.alerts.map((a) => sendLicensePoolAlert(a)));
+      if (settled.state !== 'waiting') return settled.state;
+      if (!noted) {
+        await db.noteWaitingForKey({ itemIds: attached.map((a) => a.itemId) });
+        noted = true;
+      }
+      await condition(() => keyWakes > seen);
+      waiting = true;
+    }
+  }
+
   let result: RoundResult;
   if (!recorded) {
     result = { outcome: 'error', reason: recordFailure ?? 'purchase could not be recorded' };
@@ -143,6 +173,8 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
   } else if (recorded.alreadyReported || (!recorded.created && recorded.receiptStatus !== 'failed')) {
     // Already recorded: by another run, or by this very item's earlier run (a repeated dispatch).
     result = { outcome: 'duplicate', reason: null };
+  } else if ((await settleLicenseKey(recorded)) === 'withdrawn') {
+    result = WITHDRAWN;
   } else if (!input.sendReceipt) {
     result = { outcome: 'fulfilled', reason: null };
   } else {

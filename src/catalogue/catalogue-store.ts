@@ -23,7 +23,10 @@ const listingJsonSql = (skuFilter: Sql, productFilter: Sql, aggregate: (listing:
     'product', json_build_object(
       'id', p.id, 'orgId', p.organisation_id, 'name', p.name, 'slug', p.slug, 'description', p.description,
       'status', p.status, 'activeVersionId', p.active_version_id, 'skus', coalesce(s.skus, '[]'),
-      'downloadLimit', p.download_limit, 'createdAt', ${isoUtc('p.created_at')}, 'updatedAt', ${isoUtc('p.updated_at')}),
+      'downloadLimit', p.download_limit,
+      'licenseKeys', case when p.license_source is null then null
+        else json_build_object('source', p.license_source, 'activationLimit', p.license_activation_limit) end,
+      'createdAt', ${isoUtc('p.created_at')}, 'updatedAt', ${isoUtc('p.updated_at')}),
     'activeVersion', case when v.id is null then null
       else json_build_object('id', v.id, 'productId', p.id, 'version', v.version, 'status', v.status) end)`)}::text as listing
   from product p
@@ -91,6 +94,15 @@ export function versionedListingsJson(em: EntityManager, orgId: string, heldVers
 // Files of a version, as the download page serves them and the storage migration copies them.
 
 /** One file of a version as the download page reads it (`created_at` as the connection hands it over). */
+const productLicenseRead = statement<{ license_source: string | null }, { orgId: string; productId: string }>(
+  { license_source: true }, (p) => sql`select license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}`,
+);
+
+/** Where the product's license keys come from (null: none); undefined when the organisation has no such product. */
+export function productLicenseSource(em: EntityManager, orgId: string, productId: string): Promise<{ license_source: string | null } | undefined> {
+  return productLicenseRead.first(em, { orgId, productId });
+}
+
 export interface VersionFileRow {
   id: string;
   name: string;

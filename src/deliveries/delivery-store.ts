@@ -380,3 +380,12 @@ const unmatchedTotal = statement<{ total: string | null }, { orgId: string }>(
 export async function unmatchedSkuTotal(em: EntityManager, orgId: string): Promise<number> {
   return Number((await unmatchedTotal.first(em, { orgId }))?.total ?? 0);
 }
+
+const noteWaitingItems = statement<NoRows, { itemIds: string[]; reason: string }>(
+  {}, (p) => sql`update webhook_delivery_item set reason = ${p.reason} where id = any(${p.itemIds}::uuid[]) and outcome is null`,
+);
+
+/** Items still undecided that wait for something (a license key): the log shows why its entry is Pending. */
+export async function noteItemsWaiting(em: EntityManager, itemIds: string[], reason: string): Promise<void> {
+  if (itemIds.length > 0) await noteWaitingItems.run(em, { itemIds, reason });
+}

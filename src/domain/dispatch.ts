@@ -5,6 +5,7 @@
 import type { FulfilmentRequest, OrderAlertRequest } from './fulfilment';
 import type { FreshLinksAsk } from './fresh-links';
 import type { OutboundDeliveryTarget } from './outbound-events';
+import type { PurchaseSource } from './platforms';
 import type { RevocationRequest } from './revocation';
 import type { VersionNotificationInput } from './version-notification';
 
@@ -26,8 +27,17 @@ export type NotifyBuyersDispatch = { kind: 'notify-buyers'; payload: VersionNoti
 /** One event to one endpoint (decisions §13): written with the event by the outbound-events triggers, or by a redelivery. */
 export type DeliverEventDispatch = { kind: 'deliver-event'; payload: OutboundDeliveryTarget };
 
+/**
+ * Wakes the fulfilment run of a purchase that waits for a pool key (decisions §14): an upload issued
+ * it one, or it was revoked. `orderKey` is the run's order id (`sale-{purchaseId}` for a sale without one).
+ */
+export type LicenseIssuedDispatch = {
+  kind: 'license-issued';
+  payload: { orgId: string; source: PurchaseSource; orderKey: string; productId: string; purchaseId: string };
+};
+
 export type DispatchRequest = FulfilLineDispatch | FulfilSaleDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch
-  | DeliverEventDispatch;
+  | DeliverEventDispatch | LicenseIssuedDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */

@@ -49,6 +49,10 @@ export interface RecordedPurchase {
   alreadyReported?: boolean;
   /** A refund or dispute came before the order (decisions §9): recorded revoked, no receipt. */
   revoked?: boolean;
+  /** Its product hands out keys from a pool (decisions §14): the pool's alerts are checked after the purchase. */
+  licensePool?: boolean;
+  /** The pool had no free key: the receipt waits for one. */
+  licenseWaiting?: boolean;
 }
 
 export interface FulfilmentResult {

@@ -31,6 +31,7 @@ import { purchaseAccessRoutes } from './routes/api/purchase-access';
 import { unmatchedSkuRoutes } from './routes/api/unmatched-skus';
 import { versionNotificationRoutes } from './routes/api/version-notifications';
 import { webhookRoutes } from './routes/webhooks';
+import { licenseKeyRoutes } from './routes/api/license-keys';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
 import { customerRoutes } from './routes/api/customers';
@@ -153,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(purchaseAccessRoutes(deps));
   await app.register(webhookRoutes(deps));
   await app.register(productRoutes(deps));
+  await app.register(licenseKeyRoutes);
   await app.register(versionRoutes(deps));
   await app.register(versionNotificationRoutes(deps));
   await app.register(customerRoutes);

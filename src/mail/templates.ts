@@ -201,3 +201,22 @@ export function endpointDisabledMail(input: { orgName: string; url: string; reas
 <p>${advice}</p>
 ${button(input.settingsUrl, 'Open Settings › Webhooks')}`) };
 }
+
+/**
+ * To owners and admins when a product's license-key pool runs dry (a sale waits for a key) or falls
+ * below its warning level (decisions §14).
+ */
+export function licensePoolMail(input: { orgName: string; productName: string; kind: 'dry' | 'low'; available: number; productUrl: string }): RenderedMail {
+  const subject = input.kind === 'dry'
+    ? `License keys ran out: ${input.productName}`
+    : `License keys running low: ${input.productName}`;
+  const state = input.kind === 'dry'
+    ? `The license-key pool of ${input.productName} is empty: new sales are recorded, and their receipts wait until keys are uploaded.`
+    : `The license-key pool of ${input.productName} has ${input.available} key${input.available === 1 ? '' : 's'} left.`;
+  const advice = 'Upload more keys on the product\'s page (one per line); waiting receipts go out at once, oldest sale first.';
+  const text = [`${input.orgName}:`, '', state, advice, '', `The product: ${input.productUrl}`].join('\n');
+  return { subject, text, html: emailDocument(subject, html`<p style="margin-top:0;${MUTED_STYLE}">${input.orgName}</p>
+<p>${state}</p>
+<p>${advice}</p>
+${button(input.productUrl, 'Open the product')}`) };
+}

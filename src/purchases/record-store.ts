@@ -4,9 +4,12 @@
  * tables `purchase` and `customer` (see purchase-store.ts and customer-store.ts for their reads).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomBytes } from 'node:crypto';
 import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 import { normaliseEmail } from '../domain/email';
+import { generatedKeyOf } from '../domain/license-keys';
 import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
+import { issueKeyWithPurchase, waitsForKey } from '../licenses/license-store';
 import { firstNotice } from './revocation-store';
 
 export interface RecordPurchaseRow {
@@ -17,6 +20,10 @@ export interface RecordPurchaseRow {
   purchase_customer_id: string | null;
   already_reported: boolean;
   revoked: boolean;
+  /** Its product's pool had no free key: the receipt waits for one (decisions §14). */
+  license_waiting: boolean;
+  /** Its product hands out keys from a pool. */
+  license_pool: boolean;
 }
 
 interface RecordParams {
@@ -36,11 +43,13 @@ interface RecordParams {
   test: boolean;
   receiptStatus: string;
   deliveryItemId: string | null;
+  /** A key for a generated-key product's new purchase (unused otherwise). */
+  generatedKey: string;
 }
 
 const RECORD_ROW_KEYS = {
   product_found: true, customer_id: true, purchase_id: true, receipt_status: true, purchase_customer_id: true,
-  already_reported: true, revoked: true,
+  already_reported: true, revoked: true, license_waiting: true, license_pool: true,
 } as const;
 
 /**
@@ -48,30 +57,33 @@ const RECORD_ROW_KEYS = {
  * refund that came first left, the purchase made or found, and what the caller reads.
  */
 function recordWith<Customer>(customerRow: (p: Parameters<RecordParams & Customer>) => Sql) {
-  return (p: Parameters<RecordParams & Customer>) => sql`with product_row as (select id, active_version_id from product where id = ${p.productId} and organisation_id = ${p.orgId}),
+  return (p: Parameters<RecordParams & Customer>) => sql`with product_row as (select id, active_version_id, license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}),
      ${customerRow(p)},
      notice as (${firstNotice({ orgId: p.orgId, source: p.source, orderRef: p.orderRef, paymentRef: p.paymentRef, productId: p.productId })}),
      new_purchase as (
        insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
-         payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, created_at)
+         payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, license_wanted, created_at)
        select ${p.purchaseKey}::uuid, ${p.orgId}::uuid, p.id, p.active_version_id, c.id, ${p.amount}::numeric, ${p.currency}::text,
          ${p.paymentMethod}::text, ${p.source}::text, ${p.externalOrderId}::text, ${p.paymentReference}::text, ${p.test}::boolean,
          case when n.reason is null then ${p.receiptStatus}::text else 'skipped' end,
-         case when n.reason is null then null else now() end, n.reason, now()
+         case when n.reason is null then null else now() end, n.reason, p.license_source is not null, now()
        from product_row p cross join customer_row c left join notice n on true
-       on conflict do nothing returning id, receipt_status, customer_id, revoked_at),
+       on conflict do nothing returning id, receipt_status, customer_id, revoked_at, license_wanted),
+     ${issueKeyWithPurchase({ orgId: p.orgId, productId: p.productId, generatedKey: p.generatedKey })},
      purchase_row as (
-       select id, receipt_status, customer_id, revoked_at from new_purchase
+       select id, receipt_status, customer_id, revoked_at, license_wanted from new_purchase
        union all
-       select id, receipt_status, customer_id, revoked_at from purchase
+       select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
        where organisation_id = ${p.orgId} and source = ${p.source} and external_order_id = ${p.externalOrderId} and product_id = ${p.productId}
          and not exists (select 1 from new_purchase)
        union all
-       select id, receipt_status, customer_id, revoked_at from purchase
+       select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
        where id = ${p.purchaseKey} and external_order_id is null and not exists (select 1 from new_purchase))
      select exists (select 1 from product_row) as product_found,
        (select id from customer_row limit 1) as customer_id,
        r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
+       coalesce(${waitsForKey}, false) as license_waiting,
+       exists (select 1 from product_row where license_source = 'pool') as license_pool,
        exists (select 1 from webhook_delivery_item where id = ${p.deliveryItemId}::uuid and outcome is not null) as already_reported
      from (select 1) as one left join purchase_row r on true`;
 }
@@ -108,6 +120,7 @@ export async function recordPurchase(em: EntityManager, input: FulfilmentRequest
     orderRef: input.externalOrderId ?? '', paymentRef: input.paymentReference ?? '',
     amount: input.amount, currency: input.currency, paymentMethod: input.paymentMethod, test: input.test,
     receiptStatus: input.sendReceipt ? 'pending' : 'skipped', deliveryItemId: input.deliveryItemId ?? null,
+    generatedKey: generatedKeyOf(randomBytes(13)),
   };
   // Every part of one statement sees the same snapshot: a row another transaction commits
   // meanwhile (the same customer bought twice at once) is invisible here, and the statement

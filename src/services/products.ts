@@ -9,9 +9,25 @@ import { isAdminRole, PRODUCT_STATUSES, VERSION_STATUSES } from '../domain/statu
 import type { Principal } from '../domain/access';
 import { isUuid } from '../domain/uuid';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
+import { LICENSE_SOURCES } from '../domain/license-keys';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes (spec "Resources" + decisions §3). Timestamps are ISO 8601 strings.
+
+/** A product's key policy (decisions §14), as shown and as entered. */
+const LicenseKeysSchema = z.object({
+  source: z.enum(LICENSE_SOURCES).describe('`generated`: a new key with each purchase; `pool`: the oldest uploaded key'),
+  activationLimit: z.number().int().nullable().describe('activations allowed per key; null = unlimited'),
+}).nullable().describe('license keys issued with each purchase (decisions §14); null = none');
+
+export const LicenseKeysInput = z.object({
+  source: z.enum(LICENSE_SOURCES, { error: 'licenseKeys.source must be "generated" or "pool"' }),
+  activationLimit: z.number({ error: 'licenseKeys.activationLimit must be a whole number or null' })
+    .int('licenseKeys.activationLimit must be a whole number').min(1, 'licenseKeys.activationLimit must be at least 1')
+    .max(1_000_000, 'licenseKeys.activationLimit must be at most 1000000').nullable().optional()
+    .describe('activations allowed per key; null or absent = unlimited'),
+}, { error: 'licenseKeys must be null or {"source": "generated" | "pool", "activationLimit": n | null}' }).strict().nullable();
+export type LicenseKeysInputValue = z.infer<typeof LicenseKeysInput>;
 
 export const ProductSchema = z.object({
   id: z.uuid(),
@@ -23,6 +39,7 @@ export const ProductSchema = z.object({
   activeVersionId: z.uuid().nullable(),
   skus: z.array(z.string()).describe('extra SKUs (normalised: trimmed, lower-case) that map to this product'),
   downloadLimit: z.number().int().nullable().describe('completed file transfers allowed per purchase (decisions §10); null = unlimited'),
+  licenseKeys: LicenseKeysSchema,
   createdAt: z.string().describe('ISO 8601'),
   updatedAt: z.string().describe('ISO 8601'),
 });
@@ -53,6 +70,7 @@ export const DownloadLimitInput = z.preprocess(
     .min(1, 'downloadLimit must be at least 1').max(1_000_000, 'downloadLimit must be at most 1000000').nullable(),
 );
 
+
 const SkusInput = z
   .array(boundedText(FIELD_LIMITS.productSku))
   .max(200, 'at most 200 SKUs')
@@ -68,6 +86,7 @@ export const CreateProductSchema = z.object({
   description: boundedText(20_000).optional(),
   skus: SkusInput.optional(),
   downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null or absent = unlimited'),
+  licenseKeys: LicenseKeysInput.optional().describe('license keys issued with each purchase (decisions §14); null or absent = none'),
 });
 export type CreateProductInput = z.infer<typeof CreateProductSchema>;
 
@@ -80,6 +99,7 @@ export const UpdateProductSchema = z.object({
   skus: SkusInput.optional().describe('replaces the extra SKUs'),
   activeVersionId: boundedText(FIELD_LIMITS.id).nullable().optional().describe('a ready version of this product; null clears it'),
   downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null = unlimited'),
+  licenseKeys: LicenseKeysInput.optional().describe('license keys issued with each purchase (decisions §14); null = none'),
 });
 export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
 
@@ -175,7 +195,10 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
   await assertSkusFree(em, orgId, null, slug, extras);
 
   const productId = await em.transactional(async (tx) => {
-    const product = tx.create(Product, { organisation: orgId, name, slug, description: input.description ?? '', downloadLimit: input.downloadLimit ?? null });
+    const product = tx.create(Product, {
+      organisation: orgId, name, slug, description: input.description ?? '', downloadLimit: input.downloadLimit ?? null,
+      licenseSource: input.licenseKeys?.source ?? null, licenseActivationLimit: input.licenseKeys?.activationLimit ?? null,
+    });
     await syncSkus(tx, product, extras, []);
     return product.id;
   });
@@ -206,6 +229,15 @@ export async function updateProduct(
     if (patch.downloadLimit !== undefined && patch.downloadLimit !== product.downloadLimit) {
       if (!isAdminRole(editor.role)) throw new ForbiddenError('admin role required: only owners and admins may change a download limit');
       product.downloadLimit = patch.downloadLimit;
+    }
+    if (patch.licenseKeys !== undefined) {
+      const source = patch.licenseKeys?.source ?? null;
+      const activationLimit = patch.licenseKeys?.activationLimit ?? null;
+      if (source !== product.licenseSource || activationLimit !== product.licenseActivationLimit) {
+        if (!isAdminRole(editor.role)) throw new ForbiddenError('admin role required: only owners and admins may change a product\'s license keys');
+        product.licenseSource = source;
+        product.licenseActivationLimit = activationLimit;
+      }
     }
     if (patch.activeVersionId !== undefined) product.activeVersion = await readyVersionOf(tx, product, patch.activeVersionId);
     if (slug !== undefined || patch.skus !== undefined) {

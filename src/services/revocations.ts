@@ -8,6 +8,7 @@ import type { RevocationRequest } from '../domain/revocation';
 import { deliveryStatusOf, type ItemOutcome, type RevokeReason } from '../domain/statuses';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
+import { wakeIfWaitingForKey } from '../licenses/license-pool';
 import {
   addDecidedItem, closeEntry, decideItem, itemOutcomesOf, lockRevocationEntry, nextLineIndex, undecidedItems,
 } from '../deliveries/delivery-store';
@@ -33,7 +34,10 @@ const RESTORED_LATER = 'access restored by staff after this event';
  */
 async function revokeOne(tx: EntityManager, purchaseId: string, reason: RevokeReason, eventAt: Date, now: Date): Promise<'revoked' | 'already revoked' | 'kept'> {
   const row = await revokeForEvent(tx, purchaseId, reason, eventAt, now);
-  if (row.revoked) return 'revoked';
+  if (row.revoked) {
+    await wakeIfWaitingForKey(tx, purchaseId);
+    return 'revoked';
+  }
   return row.restored_later ? 'kept' : 'already revoked';
 }
 
@@ -142,6 +146,7 @@ export async function revokeByHand(em: EntityManager, orgId: string, purchaseId:
     const row = await lockedPurchase(tx, orgId, purchaseId);
     if (row.revoked_at !== null) return revocationStateOf(row);
     await revokeByStaff(tx, purchaseId, now);
+    await wakeIfWaitingForKey(tx, purchaseId);
     await logStaffAction(tx, row, 'revoke', actor, 'manual', now);
     return { purchaseId, revokedAt: now, revokeReason: 'manual' };
   });

@@ -7,7 +7,7 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import type { DispatchKind, NewDispatch } from '../domain/dispatch';
-import { attachDeliveryItem } from '../../workflows/messages';
+import { attachDeliveryItem, licenseKeyIssued } from '../../workflows/messages';
 import type { deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
@@ -69,6 +69,7 @@ const PRIORITY_KEY: Record<DispatchKind, number> = {
   'fulfil-sale': 3,
   'order-alert': 3,
   revoke: 3,
+  'license-issued': 3,
   'notify-buyers': 4,
   // An integrator's event waits behind buyers' sales, never in front of them.
   'deliver-event': 4,
@@ -228,6 +229,15 @@ export class WorkflowStarter {
           workflowIdConflictPolicy: 'USE_EXISTING',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         }));
+        return;
+      case 'license-issued':
+        // The run waits for this signal; a run that has ended (or not yet started: it finds the
+        // key itself when it records the purchase) needs nothing.
+        try {
+          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(licenseKeyIssued));
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
         return;
       case 'notify-buyers':
         // One run (chain) per version, ever: a repeated dispatch finds it open or done and starts nothing.

@@ -22,6 +22,7 @@ const OWNERS: Record<string, string> = {
   signature_nonce: 'src/deliveries', sent_email: 'src/deliveries',
   outbound_event: 'src/events', outbound_delivery: 'src/events', outbound_attempt: 'src/events', webhook_endpoint: 'src/events',
   outbound_endpoint_lease: 'src/events',
+  license_key: 'src/licenses', license_activation: 'src/licenses',
 };
 
 /** The SQL texts of a module: its sql`…` templates. */

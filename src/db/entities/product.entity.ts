@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import type { LicenseSource } from '../../domain/license-keys';
 import type { ProductStatus } from '../../domain/statuses';
 import { Organisation } from './organisation.entity';
 import { ProductVersion } from './product-version.entity';
@@ -7,7 +8,8 @@ import { ProductVersion } from './product-version.entity';
 @Entity({ tableName: 'product' })
 @Unique({ properties: ['organisation', 'slug'] })
 export class Product {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'status' | 'description' | 'activeVersion' | 'downloadLimit';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'status' | 'description' | 'activeVersion' | 'downloadLimit' | 'licenseSource'
+    | 'licenseActivationLimit' | 'licenseLowWarned' | 'licenseDryAlerted';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -33,6 +35,22 @@ export class Product {
   /** Completed file transfers allowed per purchase (decisions §10); null = unlimited. */
   @Property({ type: 'integer', nullable: true })
   downloadLimit: number | null = null;
+
+  /** Where its purchases' license keys come from (decisions §14); null = no keys. */
+  @Property({ type: 'text', nullable: true })
+  licenseSource: LicenseSource | null = null;
+
+  /** Activations allowed per key; null = unlimited. */
+  @Property({ type: 'integer', nullable: true })
+  licenseActivationLimit: number | null = null;
+
+  /** The low-pool warning went out and the pool has not been back at the threshold since. */
+  @Property({ type: 'boolean' })
+  licenseLowWarned: boolean = false;
+
+  /** The empty-pool alert went out and no key has been added since. */
+  @Property({ type: 'boolean' })
+  licenseDryAlerted: boolean = false;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -17,7 +17,8 @@ import { Product } from './product.entity';
 @Index({ properties: ['organisation', 'source', 'paymentReference'] })
 export class Purchase {
   [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version' | 'paymentReference'
-    | 'revokedAt' | 'revokeReason' | 'restoredAt' | 'downloadLimit' | 'downloadsCountedFrom';
+    | 'revokedAt' | 'revokeReason' | 'restoredAt' | 'downloadLimit' | 'downloadsCountedFrom'
+    | 'licenseWanted';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -82,6 +83,10 @@ export class Purchase {
   /** Re-arm resets the count: only transfers completed after this time count toward the limit. */
   @Property({ type: 'timestamptz', nullable: true })
   downloadsCountedFrom: Date | null = null;
+
+  /** Its product issued license keys when it was recorded (decisions §14): it has a key, or waits for one. */
+  @Property({ type: 'boolean' })
+  licenseWanted: boolean = false;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -1,0 +1,208 @@
+/**
+ * License keys as stored (decisions §14): the keys of each product (generated with their purchase,
+ * or uploaded to its pool and issued later), their issue, and the pool's warning marks on `product`
+ * (license_low_warned, license_dry_alerted). Owns the table `license_key`.
+ *
+ * A pool key goes to one purchase only: it is taken `for update skip locked` by the statement that
+ * records the purchase, and otherwise under the product's pool lock (`poolLock`): an upload holds it
+ * exclusively while it adds keys and hands them to the waiting purchases, a waiting purchase's claim
+ * holds it shared, so a purchase that found the pool empty just before an upload is either seen by
+ * that upload or sees its keys.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, statement, type NoRows, type Parameters } from '../db/sql';
+import { LOW_POOL_THRESHOLD, type ClaimState } from '../domain/license-keys';
+import type { PurchaseSource } from '../domain/platforms';
+
+/** What the purchase's statement needs to issue a key: its organisation and product, and a fresh generated key. */
+export interface IssueParams {
+  orgId: string;
+  productId: string;
+  generatedKey: string;
+}
+
+/**
+ * CTEs for the statement that records a purchase (src/purchases/record-store), after its
+ * `product_row` (with `license_source`) and `new_purchase`: a generated key for a new purchase of a
+ * generated-key product, or the pool's oldest free key for one of a pool product. Each returns the
+ * key it issued; neither runs for a purchase that already existed.
+ */
+export const issueKeyWithPurchase = (p: Parameters<IssueParams>) => sql`generated_key as (
+       insert into license_key (id, organisation_id, product_id, key, purchase_id, issued_at, created_at)
+       select gen_random_uuid(), ${p.orgId}::uuid, pr.id, ${p.generatedKey}::text, n.id, now(), now()
+       from new_purchase n cross join product_row pr where pr.license_source = 'generated'
+       returning key),
+     free_key as (
+       select k.id from license_key k
+       where k.product_id = ${p.productId} and k.purchase_id is null
+         and exists (select 1 from new_purchase) and exists (select 1 from product_row where license_source = 'pool')
+       order by k.created_at, k.id limit 1 for update skip locked),
+     pooled_key as (
+       update license_key k set purchase_id = (select id from new_purchase), issued_at = now()
+       from free_key f where k.id = f.id returning k.key)`;
+
+/**
+ * Whether the purchase (of `purchase_row`, with `license_wanted`) still waits for a key, given the
+ * CTEs above: their own inserts are invisible to the rest of the statement.
+ */
+export const waitsForKey = sql`(r.license_wanted and not exists (select 1 from license_key k where k.purchase_id = r.id)
+       and not exists (select 1 from generated_key) and not exists (select 1 from pooled_key))`;
+
+const poolLockShared = statement<{ locked: unknown }, { productId: string }>(
+  { locked: true }, (p) => sql`select pg_advisory_xact_lock_shared(hashtextextended('license-pool:' || ${p.productId}::text, 0)) as locked`,
+);
+const poolLockExclusive = statement<{ locked: unknown }, { productId: string }>(
+  { locked: true }, (p) => sql`select pg_advisory_xact_lock(hashtextextended('license-pool:' || ${p.productId}::text, 0)) as locked`,
+);
+
+const claimStatement = statement<{ state: ClaimState; product_id: string }, { purchaseId: string }>(
+  { state: true, product_id: true },
+  (p) => sql`with purchase_row as (
+       select pu.id, pu.product_id, pu.license_wanted, pu.revoked_at is not null as revoked,
+         exists (select 1 from license_key k where k.purchase_id = pu.id) as has_key
+       from purchase pu where pu.id = ${p.purchaseId}),
+     free_key as (
+       select k.id from license_key k join purchase_row r on k.product_id = r.product_id
+       where k.purchase_id is null and r.license_wanted and not r.has_key and not r.revoked
+       order by k.created_at, k.id limit 1 for update of k skip locked),
+     claimed as (
+       update license_key k set purchase_id = ${p.purchaseId}, issued_at = now() from free_key f where k.id = f.id returning k.id)
+     select case when not r.license_wanted then 'none'
+                 when r.has_key or exists (select 1 from claimed) then 'issued'
+                 when r.revoked then 'withdrawn'
+                 else 'waiting' end as state,
+       r.product_id
+     from purchase_row r`,
+);
+
+/**
+ * A purchase that found its product's pool empty: takes the oldest free key now if one came since
+ * (under the pool's shared lock, after any upload that was under way). `none`: it needs no key or
+ * does not exist; `withdrawn`: revoked while waiting.
+ */
+export async function claimPoolKey(em: EntityManager, purchaseId: string): Promise<{ state: ClaimState; productId: string | null }> {
+  return em.transactional(async (tx) => {
+    const [purchase] = await purchaseProduct.rows(tx, { purchaseId });
+    if (!purchase) return { state: 'none', productId: null };
+    await poolLockShared.run(tx, { productId: purchase.product_id });
+    const row = await claimStatement.first(tx, { purchaseId });
+    return { state: row?.state ?? 'none', productId: purchase.product_id };
+  });
+}
+
+const purchaseProduct = statement<{ product_id: string }, { purchaseId: string }>(
+  { product_id: true }, (p) => sql`select product_id from purchase where id = ${p.purchaseId}`,
+);
+
+export interface ReleasedPurchase {
+  purchase_id: string;
+  organisation_id: string;
+  product_id: string;
+  source: PurchaseSource;
+  external_order_id: string | null;
+}
+
+const addKeys = statement<{ added: number }, { orgId: string; productId: string; keys: string[] }>(
+  { added: true },
+  (p) => sql`with added as (
+       insert into license_key (id, organisation_id, product_id, key, purchase_id, issued_at, created_at)
+       select gen_random_uuid(), ${p.orgId}::uuid, ${p.productId}::uuid, k.key, null, null, clock_timestamp()
+       from unnest(${p.keys}::text[]) with ordinality as k(key, n) order by k.n
+       on conflict (key) do nothing returning 1)
+     select count(*)::int as added from added`,
+);
+
+/** The pool's free keys go to the purchases waiting for one, oldest purchase first, oldest key first. */
+const releaseToWaiting = statement<ReleasedPurchase, { orgId: string; productId: string }>(
+  { purchase_id: true, organisation_id: true, product_id: true, source: true, external_order_id: true },
+  (p) => sql`with waiting as (
+       select pu.id, pu.organisation_id, pu.product_id, pu.source, pu.external_order_id,
+         row_number() over (order by pu.created_at, pu.id) as n
+       from purchase pu
+       where pu.organisation_id = ${p.orgId} and pu.product_id = ${p.productId} and pu.license_wanted and pu.revoked_at is null
+         and not exists (select 1 from license_key k where k.purchase_id = pu.id)),
+     free as (
+       select id, row_number() over (order by created_at, id) as n
+       from license_key where product_id = ${p.productId} and purchase_id is null),
+     issued as (
+       update license_key k set purchase_id = w.id, issued_at = now()
+       from free f join waiting w on w.n = f.n where k.id = f.id returning w.id)
+     select w.id as purchase_id, w.organisation_id, w.product_id, w.source, w.external_order_id
+     from waiting w join issued i on i.id = w.id order by w.n`,
+);
+
+const waitingPurchaseRead = statement<ReleasedPurchase, { purchaseId: string }>(
+  { purchase_id: true, organisation_id: true, product_id: true, source: true, external_order_id: true },
+  (p) => sql`select pu.id as purchase_id, pu.organisation_id, pu.product_id, pu.source, pu.external_order_id from purchase pu
+     where pu.id = ${p.purchaseId} and pu.license_wanted and not exists (select 1 from license_key k where k.purchase_id = pu.id)`,
+);
+
+/** The purchase, when it waits for a pool key (its run is parked until woken). */
+export function waitingPurchase(em: EntityManager, purchaseId: string): Promise<ReleasedPurchase | undefined> {
+  return waitingPurchaseRead.first(em, { purchaseId });
+}
+
+/** After an upload: a pool back at the threshold may warn again, one with a free key may alert again when it runs dry. */
+const rearmPoolMarks = statement<NoRows, { productId: string; threshold: number }>(
+  {},
+  (p) => sql`update product pr set
+       license_low_warned = pr.license_low_warned and c.available < ${p.threshold},
+       license_dry_alerted = pr.license_dry_alerted and c.available = 0
+     from (select count(*) as available from license_key where product_id = ${p.productId} and purchase_id is null) c
+     where pr.id = ${p.productId}`,
+);
+
+/**
+ * Adds uploaded keys to a product's pool and hands the free ones to the purchases waiting for a
+ * key, in purchase order, in the caller's transaction. A key already held (by any product) or
+ * repeated in the upload is a duplicate. Answers how many were added and the purchases released.
+ */
+export async function addPoolKeys(
+  tx: EntityManager, orgId: string, productId: string, keys: string[],
+): Promise<{ added: number; released: ReleasedPurchase[] }> {
+  await poolLockExclusive.run(tx, { productId });
+  const row = await addKeys.first(tx, { orgId, productId, keys });
+  const released = await releaseToWaiting.rows(tx, { orgId, productId });
+  await rearmPoolMarks.run(tx, { productId, threshold: LOW_POOL_THRESHOLD });
+  return { added: row?.added ?? 0, released };
+}
+
+const poolCounts = statement<{ available: number; issued: number }, { productId: string }>(
+  { available: true, issued: true },
+  (p) => sql`select (count(*) filter (where purchase_id is null))::int as available, (count(*) filter (where purchase_id is not null))::int as issued
+     from license_key where product_id = ${p.productId}`,
+);
+
+/** A product's keys: free in its pool, and issued to purchases. */
+export async function licenseKeyCounts(em: EntityManager, productId: string): Promise<{ available: number; issued: number }> {
+  return (await poolCounts.first(em, { productId })) ?? { available: 0, issued: 0 };
+}
+
+export interface DuePoolAlerts {
+  dry: boolean;
+  low: boolean;
+  available: number;
+  organisation_id: string;
+  product_name: string;
+}
+
+const flipPoolMarks = statement<DuePoolAlerts, { productId: string; waiting: boolean; threshold: number }>(
+  { dry: true, low: true, available: true, organisation_id: true, product_name: true },
+  (p) => sql`update product pr set
+       license_dry_alerted = pr.license_dry_alerted or ${p.waiting}::boolean,
+       license_low_warned = pr.license_low_warned or c.available < ${p.threshold}
+     from (select count(*)::int as available from license_key where product_id = ${p.productId} and purchase_id is null) c,
+       (select license_dry_alerted as was_dry, license_low_warned as was_low from product where id = ${p.productId}) o
+     where pr.id = ${p.productId} and pr.license_source = 'pool'
+       and ((${p.waiting}::boolean and not pr.license_dry_alerted) or (c.available < ${p.threshold} and not pr.license_low_warned))
+     returning ${p.waiting}::boolean and not o.was_dry as dry, c.available < ${p.threshold} and not o.was_low as low, c.available,
+       pr.organisation_id, pr.name as product_name`,
+);
+
+/**
+ * Marks the pool's alerts after a key was issued from it (`waiting`: a purchase found it empty):
+ * answers which were newly due, so that each goes once per time the pool runs dry or low.
+ */
+export async function duePoolAlerts(em: EntityManager, productId: string, waiting: boolean): Promise<DuePoolAlerts | undefined> {
+  return flipPoolMarks.first(em, { productId, waiting, threshold: LOW_POOL_THRESHOLD });
+}
