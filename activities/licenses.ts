@@ -1,9 +1,9 @@
-import { WAITING_FOR_KEY_REASON } from '../src/domain/license-keys';
 import { noteItemsWaiting } from '../src/deliveries/delivery-store';
 import { staffEmails } from '../src/events/outbound-events';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ClaimState } from '../src/domain/license-keys';
-import { claimPoolKey, duePoolAlerts } from '../src/licenses/license-store';
+import { LOW_POOL_THRESHOLD, WAITING_FOR_KEY_REASON, type ClaimState } from '../src/domain/license-keys';
+import { duePoolAlerts } from '../src/catalogue/catalogue-store';
+import { claimPoolKey } from '../src/licenses/license-store';
 import { licensePoolMail } from '../src/mail/templates';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
@@ -30,7 +30,7 @@ export function licenseActivities({ orm, mailer, config }: ActivityDeps) {
     async settleLicenseKey(input: { purchaseId: string; productId: string; waiting: boolean }): Promise<{ state: ClaimState; alerts: LicensePoolAlert[] }> {
       const em = orm.em.fork();
       const state = input.waiting ? (await claimPoolKey(em, input.purchaseId)).state : 'issued';
-      const due = await duePoolAlerts(em, input.productId, state === 'waiting');
+      const due = await duePoolAlerts(em, input.productId, state === 'waiting', LOW_POOL_THRESHOLD);
       const alerts: LicensePoolAlert[] = [];
       if (due) {
         for (const kind of ['dry', 'low'] as const) {

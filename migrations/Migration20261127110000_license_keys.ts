@@ -33,9 +33,7 @@ export class Migration20261127110000_license_keys extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "product" add column "license_source" text null, add column "license_activation_limit" int null,
       add column "license_low_warned" boolean not null default false, add column "license_dry_alerted" boolean not null default false;`);
-    this.addSql(`alter table "product" alter column "license_low_warned" drop default, alter column "license_dry_alerted" drop default;`);
     this.addSql(`alter table "purchase" add column "license_wanted" boolean not null default false;`);
-    this.addSql(`alter table "purchase" alter column "license_wanted" drop default;`);
 
     this.addSql(`create table "license_key" ("id" uuid not null, "organisation_id" uuid not null, "product_id" uuid not null, "key" text not null,
       "purchase_id" uuid null, "issued_at" timestamptz null, "created_at" timestamptz not null, constraint "license_key_pkey" primary key ("id"));`);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, sql, statement, type Parameters, type Sql } from '../db/sql';
+import { isoUtc, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 import type { ProductStatus } from '../domain/statuses';
 
 /**
@@ -218,4 +218,54 @@ const skuProductLiveRead = statement<SkuProductRow, { orgId: string; sku: string
 /** The product a normalised SKU maps to in the organisation, with its status and whether its active version is ready. */
 export function skuProduct(em: EntityManager, orgId: string, sku: string): Promise<SkuProductRow | undefined> {
   return skuProductLiveRead.first(em, { orgId, sku });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A license-key pool's warning marks (decisions §14): each alert goes once per time the pool runs
+// dry or low (the keys themselves are src/licenses').
+
+/**
+ * After an upload: a pool back at the threshold may warn again when it falls below it; one that got
+ * keys may alert again the next time a sale finds it empty.
+ */
+const rearmPoolMarks = statement<NoRows, { productId: string; threshold: number; added: number }>(
+  {},
+  (p) => sql`update product pr set
+       license_low_warned = pr.license_low_warned and c.available < ${p.threshold},
+       license_dry_alerted = pr.license_dry_alerted and ${p.added}::int = 0
+     from (select count(*) as available from license_key where product_id = ${p.productId} and purchase_id is null) c
+     where pr.id = ${p.productId}`,
+);
+
+export async function rearmPoolAlerts(tx: EntityManager, productId: string, threshold: number, added: number): Promise<void> {
+  await rearmPoolMarks.run(tx, { productId, threshold, added });
+}
+
+export interface DuePoolAlerts {
+  dry: boolean;
+  low: boolean;
+  available: number;
+  organisation_id: string;
+  product_name: string;
+}
+
+const flipPoolMarks = statement<DuePoolAlerts, { productId: string; waiting: boolean; threshold: number }>(
+  { dry: true, low: true, available: true, organisation_id: true, product_name: true },
+  (p) => sql`update product pr set
+       license_dry_alerted = pr.license_dry_alerted or ${p.waiting}::boolean,
+       license_low_warned = pr.license_low_warned or c.available < ${p.threshold}
+     from (select count(*)::int as available from license_key where product_id = ${p.productId} and purchase_id is null) c,
+       (select license_dry_alerted as was_dry, license_low_warned as was_low from product where id = ${p.productId}) o
+     where pr.id = ${p.productId} and pr.license_source = 'pool'
+       and ((${p.waiting}::boolean and not pr.license_dry_alerted) or (c.available < ${p.threshold} and not pr.license_low_warned))
+     returning ${p.waiting}::boolean and not o.was_dry as dry, c.available < ${p.threshold} and not o.was_low as low, c.available,
+       pr.organisation_id, pr.name as product_name`,
+);
+
+/**
+ * Marks the pool's alerts after a key was issued from it (`waiting`: a purchase found it empty):
+ * answers which were newly due, so that each goes once per time the pool runs dry or low.
+ */
+export function duePoolAlerts(em: EntityManager, productId: string, waiting: boolean, threshold: number): Promise<DuePoolAlerts | undefined> {
+  return flipPoolMarks.first(em, { productId, waiting, threshold });
 }

@@ -1,7 +1,7 @@
 /**
  * License keys as stored (decisions §14): the keys of each product (generated with their purchase,
- * or uploaded to its pool and issued later), their issue, and the pool's warning marks on `product`
- * (license_low_warned, license_dry_alerted). Owns the table `license_key`.
+ * or uploaded to its pool and issued later) and their issue. Owns the table `license_key` (the pool's
+ * warning marks are the product's: src/catalogue/catalogue-store).
  *
  * A pool key goes to one purchase only: it is taken `for update skip locked` by the statement that
  * records the purchase, and otherwise under the product's pool lock (`poolLock`): an upload holds it
@@ -10,7 +10,8 @@
  * that upload or sees its keys.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, type NoRows, type Parameters } from '../db/sql';
+import { sql, statement, type Parameters } from '../db/sql';
+import { rearmPoolAlerts } from '../catalogue/catalogue-store';
 import { LOW_POOL_THRESHOLD, type ClaimState } from '../domain/license-keys';
 import type { PurchaseSource } from '../domain/platforms';
 
@@ -142,16 +143,6 @@ export function waitingPurchase(em: EntityManager, purchaseId: string): Promise<
   return waitingPurchaseRead.first(em, { purchaseId });
 }
 
-/** After an upload: a pool back at the threshold may warn again, one with a free key may alert again when it runs dry. */
-const rearmPoolMarks = statement<NoRows, { productId: string; threshold: number }>(
-  {},
-  (p) => sql`update product pr set
-       license_low_warned = pr.license_low_warned and c.available < ${p.threshold},
-       license_dry_alerted = pr.license_dry_alerted and c.available = 0
-     from (select count(*) as available from license_key where product_id = ${p.productId} and purchase_id is null) c
-     where pr.id = ${p.productId}`,
-);
-
 /**
  * Adds uploaded keys to a product's pool and hands the free ones to the purchases waiting for a
  * key, in purchase order, in the caller's transaction. A key already held (by any product) or
@@ -163,8 +154,9 @@ export async function addPoolKeys(
   await poolLockExclusive.run(tx, { productId });
   const row = await addKeys.first(tx, { orgId, productId, keys });
   const released = await releaseToWaiting.rows(tx, { orgId, productId });
-  await rearmPoolMarks.run(tx, { productId, threshold: LOW_POOL_THRESHOLD });
-  return { added: row?.added ?? 0, released };
+  const added = row?.added ?? 0;
+  await rearmPoolAlerts(tx, productId, LOW_POOL_THRESHOLD, added);
+  return { added, released };
 }
 
 const poolCounts = statement<{ available: number; issued: number }, { productId: string }>(
@@ -178,31 +170,3 @@ export async function licenseKeyCounts(em: EntityManager, productId: string): Pr
   return (await poolCounts.first(em, { productId })) ?? { available: 0, issued: 0 };
 }
 
-export interface DuePoolAlerts {
-  dry: boolean;
-  low: boolean;
-  available: number;
-  organisation_id: string;
-  product_name: string;
-}
-
-const flipPoolMarks = statement<DuePoolAlerts, { productId: string; waiting: boolean; threshold: number }>(
-  { dry: true, low: true, available: true, organisation_id: true, product_name: true },
-  (p) => sql`update product pr set
-       license_dry_alerted = pr.license_dry_alerted or ${p.waiting}::boolean,
-       license_low_warned = pr.license_low_warned or c.available < ${p.threshold}
-     from (select count(*)::int as available from license_key where product_id = ${p.productId} and purchase_id is null) c,
-       (select license_dry_alerted as was_dry, license_low_warned as was_low from product where id = ${p.productId}) o
-     where pr.id = ${p.productId} and pr.license_source = 'pool'
-       and ((${p.waiting}::boolean and not pr.license_dry_alerted) or (c.available < ${p.threshold} and not pr.license_low_warned))
-     returning ${p.waiting}::boolean and not o.was_dry as dry, c.available < ${p.threshold} and not o.was_low as low, c.available,
-       pr.organisation_id, pr.name as product_name`,
-);
-
-/**
- * Marks the pool's alerts after a key was issued from it (`waiting`: a purchase found it empty):
- * answers which were newly due, so that each goes once per time the pool runs dry or low.
- */
-export async function duePoolAlerts(em: EntityManager, productId: string, waiting: boolean): Promise<DuePoolAlerts | undefined> {
-  return flipPoolMarks.first(em, { productId, waiting, threshold: LOW_POOL_THRESHOLD });
-}
