@@ -9,6 +9,7 @@ const listing = {
   product: {
     id: '0d9e4a63-0c7b-4c1e-9a53-6a2f0f0b6a11', orgId: '5b0b1d8e-3f0e-4b7a-8d6c-1f2e3d4c5b6a', name: 'Ünïcode "quoted" \\ line\nbreak',
     slug: 'ebook', description: '', status: 'published', activeVersionId: null, skus: ['a-1', 'b\u0001'], downloadLimit: null,
+    licenseKeys: null,
     createdAt: '2026-11-25T22:09:51.123Z', updatedAt: '2026-11-25T22:09:51.123Z',
   },
   activeVersion: null,
@@ -16,7 +17,7 @@ const listing = {
 
 test('writes what JSON.stringify writes for data of the schema\'s shape, nulls included', () => {
   const withVersion = {
-    product: { ...listing.product, activeVersionId: '9f1c2b3a-4d5e-4f60-8a7b-1c2d3e4f5a6b' },
+    product: { ...listing.product, activeVersionId: '9f1c2b3a-4d5e-4f60-8a7b-1c2d3e4f5a6b', licenseKeys: { source: 'pool', activationLimit: 3 } },
     activeVersion: { id: '9f1c2b3a-4d5e-4f60-8a7b-1c2d3e4f5a6b', productId: listing.product.id, version: '1.0', status: 'ready' },
   };
   expect(serializerOf(z.array(ProductListingSchema))([listing, withVersion])).toBe(JSON.stringify([listing, withVersion]));
