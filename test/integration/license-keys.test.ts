@@ -124,6 +124,31 @@ test('a sale waiting for a key that is revoked ends withdrawn, and the next uplo
   expect(await h.orm.em.fork().count(LicenseKey, { purchase: purchase.id })).toBe(0);
 }, 120_000);
 
+test('a sale entered by API for an empty pool is answered at once; its receipt goes when a key is uploaded', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  await setLicenseKeys(org, org.ebook.productId, { source: 'pool', activationLimit: null });
+  const email = `waits-${org.orgId}@example.com`;
+  const res = await h.app.inject({
+    method: 'POST', url: '/api/purchases', headers: { ...bearer(org.apiKey), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      customerId: 'new', 'newCustomer.name': 'Wendy Waits', 'newCustomer.email': email, productId: org.ebook.productId,
+      amount: '19.9', currency: 'usd', paymentMethod: 'custom', sendEmail: 'true',
+    }).toString(),
+  });
+  expect(res.statusCode).toBe(201);
+  const purchaseId = /data-purchase-id="([^"]+)"/.exec(res.body)![1];
+  // The run finds the purchase waiting: no receipt while the pool is empty.
+  await eventually(async () => (h.mailbox.messages().some((m) => m.subject === 'License keys ran out: Ebook Pro' && m.text.includes(org.name)) ? true : undefined),
+    30_000, 'the dry-pool alert');
+  expect(h.mailbox.messages().filter((m) => m.to.includes(email))).toEqual([]);
+
+  expect((await upload(org.apiKey, org.ebook.productId, 'API-SALE-KEY-1\nAPI-SALE-KEY-2')).json()).toEqual({ added: 2, duplicates: 0 });
+  const receipt = await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
+  expect(receipt.subject).toBe('Your download: Ebook Pro');
+  const key = await h.orm.em.fork().findOneOrFail(LicenseKey, { purchase: purchaseId });
+  expect(key.key).toBe('API-SALE-KEY-1');
+}, 120_000);
+
 describe('uploads', () => {
   let org: WebhookOrg;
   beforeAll(async () => {
