@@ -48,6 +48,9 @@ export const issueKeyWithPurchase = (p: Parameters<IssueParams>) => sql`generate
 export const waitsForKey = sql`(r.license_wanted and not exists (select 1 from license_key k where k.purchase_id = r.id)
        and not exists (select 1 from generated_key) and not exists (select 1 from pooled_key))`;
 
+/** The key issued to the purchase `p` (a subquery: one key per purchase at most), null while it has none. */
+export const KEY_OF_PURCHASE = sql`(select k.key from license_key k where k.purchase_id = p.id)`;
+
 const poolLockShared = statement<{ locked: unknown }, { productId: string }>(
   { locked: true }, (p) => sql`select pg_advisory_xact_lock_shared(hashtextextended('license-pool:' || ${p.productId}::text, 0)) as locked`,
 );

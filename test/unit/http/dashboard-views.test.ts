@@ -136,7 +136,7 @@ function purchaseRow(overrides: Partial<PurchaseRow> = {}): PurchaseRow {
     id: PURCHASE_ID, createdAt: '2026-11-26T10:00:00.000Z', productId: 'p1', productName: 'Ebook Pro', versionId: 'v1',
     customerId: 'c1', customerName: 'Sam', customerEmail: 'sam@example.com', amount: '19.99', currency: 'USD',
     paymentMethod: 'card', source: 'api', externalOrderId: null, test: false, receiptStatus: 'sent',
-    receiptSentAt: '2026-11-26T10:00:05.000Z', revokedAt: null, revokeReason: null, downloadLimit: null, ...overrides,
+    receiptSentAt: '2026-11-26T10:00:05.000Z', revokedAt: null, revokeReason: null, downloadLimit: null, licenseKey: null, ...overrides,
   };
 }
 
