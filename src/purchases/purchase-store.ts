@@ -380,11 +380,14 @@ export interface ReceiptRow {
   email: string;
   customer_name: string;
   product_name: string;
+  /** Null when the product has no keys (a pool purchase's receipt waits until it has one). */
+  license_key: string | null;
 }
 
 const receiptRead = statement<ReceiptRow, { purchaseId: string }>(
-  { organisation_id: true, org_name: true, email: true, customer_name: true, product_name: true },
-  (p) => sql`select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
+  { organisation_id: true, org_name: true, email: true, customer_name: true, product_name: true, license_key: true },
+  (p) => sql`select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name,
+           ${KEY_OF_PURCHASE} as license_key
          from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
          join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
 );
