@@ -31,6 +31,7 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
           orgName: receipt.org_name,
           customerName: receipt.customer_name,
           productName: receipt.product_name,
+          licenseKey: receipt.license_key,
           link: link.url,
           expiresAt: link.expiresAt,
           linkLifetime: lifetimeWords(config.downloadLinks.ttlMs),

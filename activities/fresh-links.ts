@@ -7,6 +7,7 @@ import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
 import { normaliseEmail } from '../src/domain/email';
 import { unrevokedPurchase, unrevokedPurchasesOfEmail } from '../src/purchases/purchase-store';
+import { keysOfPurchases } from '../src/licenses/license-store';
 
 export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer, config });
@@ -48,6 +49,7 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
         { populate: ['product', 'version'], orderBy: { createdAt: 'asc', id: 'asc' } },
       );
       if (purchases.length === 0) return;
+      const keys = await keysOfPurchases(em, purchases.map((p) => p.id));
       await sendOnce(`links:${requestId}:${group.orgId}`, 'links', group.orgId, [customer.email], async () => {
         // Committed before the message leaves (not in the send's transaction): a link in an
         // email must already work. A retried send mints new ones; unused links just expire.
@@ -57,6 +59,7 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
           links.push({
             productName: purchase.product.name,
             versionLabel: purchase.version?.version ?? null,
+            licenseKey: keys.get(purchase.id) ?? null,
             link: link.url,
             expiresAt: link.expiresAt,
           });

@@ -49,6 +49,20 @@ export const issueKeyWithPurchase = (p: Parameters<IssueParams>) => sql`generate
 export const waitsForKey = sql`(r.license_wanted and not exists (select 1 from license_key k where k.purchase_id = r.id)
        and not exists (select 1 from generated_key) and not exists (select 1 from pooled_key))`;
 
+/** The key issued to the purchase `p` (a subquery: one key per purchase at most), null while it has none. */
+export const KEY_OF_PURCHASE = sql`(select k.key from license_key k where k.purchase_id = p.id)`;
+
+const keysOfPurchasesRead = statement<{ purchase_id: string; key: string }, { purchaseIds: string[] }>(
+  { purchase_id: true, key: true },
+  (p) => sql`select purchase_id, key from license_key where purchase_id = any(${p.purchaseIds}::uuid[])`,
+);
+
+/** The keys issued to these purchases, by purchase id (a purchase without one is absent). */
+export async function keysOfPurchases(em: EntityManager, purchaseIds: string[]): Promise<Map<string, string>> {
+  if (purchaseIds.length === 0) return new Map();
+  return new Map((await keysOfPurchasesRead.rows(em, { purchaseIds })).map((r) => [r.purchase_id, r.key]));
+}
+
 const poolLockShared = statement<{ locked: unknown }, { productId: string }>(
   { locked: true }, (p) => sql`select pg_advisory_xact_lock_shared(hashtextextended('license-pool:' || ${p.productId}::text, 0)) as locked`,
 );

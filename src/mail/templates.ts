@@ -18,6 +18,8 @@ export interface DownloadLinkLine {
   versionLabel?: string | null;
   link: string;
   expiresAt: Date;
+  /** The purchase's license key (decisions §14), when it has one. */
+  licenseKey?: string | null;
 }
 
 /** How long a link works after each opening, in words ("48 hours"; DOWNLOAD_LINK_TTL). */
@@ -34,6 +36,11 @@ function productLabel(line: DownloadLinkLine): string {
   return line.versionLabel ? `${line.productName} (version ${line.versionLabel})` : line.productName;
 }
 
+/** The key's line in a text part: on a line of its own after its label, easy to select. */
+function licenseKeyText(line: DownloadLinkLine): string[] {
+  return line.licenseKey ? [`Your license key: ${line.licenseKey}`] : [];
+}
+
 const TEXT_STYLE = 'font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:16px;line-height:1.5;color:#1f2328';
 const MUTED_STYLE = 'color:#57606a;font-size:14px';
 
@@ -45,6 +52,14 @@ function emailDocument(title: string, body: SafeHtml): string {
 <div style="background:#ffffff;border:1px solid #d0d7de;border-radius:8px;padding:24px">${body}</div></div></body></html>`.toString();
 }
 
+const KEY_STYLE = 'font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:16px;background:#f6f8fa;'
+  + 'border:1px solid #d0d7de;border-radius:6px;padding:4px 8px;display:inline-block;word-break:break-all;user-select:all';
+
+/** The key in the HTML part: monospaced in a box of its own, selected whole by one click where the client allows. */
+function licenseKeyBlock(line: DownloadLinkLine): SafeHtml | null {
+  return line.licenseKey ? html`<p style="margin:12px 0 0">Your license key: <code style="${KEY_STYLE}">${line.licenseKey}</code></p>` : null;
+}
+
 function button(href: string, label: string): SafeHtml {
   return html`<p style="margin:16px 0"><a href="${href}" style="display:inline-block;padding:12px 20px;background:#0b57d0;color:#ffffff;text-decoration:none;border-radius:6px;font-weight:600">${label}</a></p>`;
 }
@@ -53,10 +68,11 @@ function greetingOf(name: string | undefined): string {
   return name?.trim() ? `Hello ${name.trim()},` : 'Hello,';
 }
 
-/** One link in the HTML part: the product, a button, the address spelled out, its expiry. */
+/** One link in the HTML part: the product, its license key if any, a button, the address spelled out, its expiry. */
 function linkBlock(line: DownloadLinkLine): SafeHtml {
   return html`<div style="margin:20px 0;padding-top:4px">
 <p style="margin:0;font-weight:600">${productLabel(line)}</p>
+${licenseKeyBlock(line)}
 ${button(line.link, `Download ${line.productName}`)}
 <p style="margin:0;${MUTED_STYLE};word-break:break-all">${line.link}</p>
 <p style="margin:4px 0 0;${MUTED_STYLE}">Works until ${formatUtc(line.expiresAt)}.</p></div>`;
@@ -73,6 +89,7 @@ export function receiptMail(input: { orgName: string; customerName: string } & D
     '',
     `Thank you for buying ${productLabel(input)} from ${input.orgName}.`,
     '',
+    ...licenseKeyText(input).flatMap((keyLine) => [keyLine, '']),
     'Download it here:',
     input.link,
     '',
@@ -108,7 +125,7 @@ export function freshLinksMail(input: { orgName: string; customerName?: string; 
     '',
     intro,
     '',
-    ...input.links.flatMap((line) => [productLabel(line), line.link, `Works until ${formatUtc(line.expiresAt)}`, '']),
+    ...input.links.flatMap((line) => [productLabel(line), ...licenseKeyText(line), line.link, `Works until ${formatUtc(line.expiresAt)}`, '']),
     note,
     notYou,
     `Fresh links for all your purchases: ${myUrl}`,

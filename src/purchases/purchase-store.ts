@@ -17,6 +17,7 @@ import { normaliseEmail } from '../domain/email';
 import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
+import { KEY_OF_PURCHASE } from '../licenses/license-store';
 import { COUNTED_TRANSFERS, logStaffAction, type StaffActor } from './link-store';
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
@@ -36,6 +37,7 @@ export const PurchaseJsonSchema = z.object({
   revokedAt: z.string().nullable().describe('when access was withdrawn (decisions §9); null while it is not'),
   revokeReason: z.enum(REVOKE_REASONS).nullable(),
   downloadLimit: z.number().int().nullable().describe('this purchase\'s own download limit; null = the product\'s'),
+  licenseKey: z.string().nullable().describe('the license key issued with this purchase (decisions §14); null: none, or still waiting for one'),
 });
 export type PurchaseJson = z.infer<typeof PurchaseJsonSchema>;
 
@@ -61,6 +63,7 @@ export interface PurchaseRow {
   revokedAt: string | null;
   revokeReason: RevokeReason | null;
   downloadLimit: number | null;
+  licenseKey: string | null;
 }
 
 /**
@@ -90,6 +93,7 @@ export function purchaseJson(row: PurchaseRow): PurchaseJson {
     revokedAt: row.revokedAt,
     revokeReason: row.revokeReason,
     downloadLimit: row.downloadLimit,
+    licenseKey: row.licenseKey,
   };
 }
 
@@ -97,7 +101,7 @@ export function purchaseJson(row: PurchaseRow): PurchaseJson {
 const PURCHASE_ROW_KEYS: Columns<PurchaseRow> = {
   id: true, createdAt: true, productId: true, productName: true, versionId: true, customerId: true, customerName: true,
   customerEmail: true, amount: true, currency: true, paymentMethod: true, source: true, externalOrderId: true, test: true,
-  receiptStatus: true, receiptSentAt: true, revokedAt: true, revokeReason: true, downloadLimit: true,
+  receiptStatus: true, receiptSentAt: true, revokedAt: true, revokeReason: true, downloadLimit: true, licenseKey: true,
 };
 
 /** As stored: numeric(20,4) text, the currency as written. */
@@ -116,7 +120,7 @@ const PURCHASE_COLUMNS = sql`p.id, ${isoUtc('p.created_at')} as "createdAt", pr.
     p.amount::text as amount, p.currency, p.payment_method as "paymentMethod", p.source,
     p.external_order_id as "externalOrderId", p.test, p.receipt_status as "receiptStatus",
     ${isoUtc('p.receipt_sent_at')} as "receiptSentAt", ${isoUtc('p.revoked_at')} as "revokedAt",
-    p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit"`;
+    p.revoke_reason as "revokeReason", p.download_limit as "downloadLimit", ${KEY_OF_PURCHASE} as "licenseKey"`;
 /** The customer and product of the purchases `p`. */
 const WITH_CUSTOMER_AND_PRODUCT = sql`join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id`;
 const SELECT = sql`select ${PURCHASE_COLUMNS} from purchase p ${WITH_CUSTOMER_AND_PRODUCT} where p.organisation_id = `;
@@ -376,11 +380,14 @@ export interface ReceiptRow {
   email: string;
   customer_name: string;
   product_name: string;
+  /** Null when the product has no keys (a pool purchase's receipt waits until it has one). */
+  license_key: string | null;
 }
 
 const receiptRead = statement<ReceiptRow, { purchaseId: string }>(
-  { organisation_id: true, org_name: true, email: true, customer_name: true, product_name: true },
-  (p) => sql`select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name
+  { organisation_id: true, org_name: true, email: true, customer_name: true, product_name: true, license_key: true },
+  (p) => sql`select p.organisation_id, o.name as org_name, c.email, c.name as customer_name, pr.name as product_name,
+           ${KEY_OF_PURCHASE} as license_key
          from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
          join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
 );

@@ -31,6 +31,8 @@ export interface DownloadLink {
   allowance: DownloadAllowance;
   /** The seller's support address, shown when the limit is reached; null when none is set. */
   supportEmail: string | null;
+  /** The purchase's license key (decisions §14); null when it has none. */
+  licenseKey: string | null;
 }
 
 export interface DownloadFile {
@@ -84,6 +86,7 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
     revoked: row.revoked,
     allowance: { allowed: row.download_limit, used: Number(row.downloads_used) },
     supportEmail: row.support_email,
+    licenseKey: row.license_key,
   };
 }
 

@@ -62,10 +62,13 @@ export const ProductListingSchema = z.object({
 });
 export type ProductListing = z.infer<typeof ProductListingSchema>;
 
+/** Dashboard forms send what was typed: digits become the number, an empty field null ("no limit"). */
+export const typedWholeNumber = (value: unknown): unknown =>
+  (typeof value === 'string' ? (value.trim() === '' ? null : /^\d+$/.test(value.trim()) ? Number(value.trim()) : value) : value);
+
 /** A download limit as entered: a positive whole number of completed transfers, or null for unlimited. */
 export const DownloadLimitInput = z.preprocess(
-  // Dashboard forms send what was typed: digits become the number, an empty field "no limit".
-  (value) => (typeof value === 'string' ? (value.trim() === '' ? null : /^\d+$/.test(value.trim()) ? Number(value.trim()) : value) : value),
+  typedWholeNumber,
   z.number({ error: 'downloadLimit must be a whole number or null' }).int('downloadLimit must be a whole number')
     .min(1, 'downloadLimit must be at least 1').max(1_000_000, 'downloadLimit must be at most 1000000').nullable(),
 );

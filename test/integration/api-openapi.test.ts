@@ -81,7 +81,7 @@ test('the streamed responses document what they carry', async () => {
   const purchases = doc.paths['/api/purchases'].get.responses?.['200'].content?.['application/json']?.schema;
   expect(purchases?.type).toBe('array');
   expect(Object.keys(purchases?.items?.properties ?? {}).sort()).toEqual([
-    'amount', 'createdAt', 'currency', 'customer', 'downloadLimit', 'externalOrderId', 'id', 'paymentMethod', 'productId',
+    'amount', 'createdAt', 'currency', 'customer', 'downloadLimit', 'externalOrderId', 'id', 'licenseKey', 'paymentMethod', 'productId',
     'receiptSentAt', 'revokeReason', 'revokedAt', 'source', 'test', 'versionId',
   ]);
   expect(doc.paths['/api/reports/downloads'].get.responses?.['200'].content).toHaveProperty(['text/csv']);

@@ -75,6 +75,7 @@ describe('one purchase of each kind', () => {
       revokedAt: null,
       revokeReason: null,
       downloadLimit: null,
+      licenseKey: null,
     });
     expect(body[1]).toMatchObject({ currency: 'JPY', test: true, receiptSentAt: null });
   });

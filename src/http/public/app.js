@@ -94,29 +94,52 @@
       if (type === 'list') body[field.name].push(field.value);
       else body[field.name] = type === 'boolean' ? field.value === 'true' : field.value;
     });
-    fetch(form.getAttribute('action'), {
+    callApi(form, 'application/json', JSON.stringify(body), function (text) {
+      var show = form.getAttribute('data-show');
+      var target = show && document.getElementById(form.getAttribute('data-show-in'));
+      if (target) {
+        target.textContent = JSON.parse(text)[show];
+        var hiddenBox = target.closest('[hidden]');
+        if (hiddenBox) hiddenBox.hidden = false;
+        say(form, form.getAttribute('data-done') || 'Done.', false);
+        return;
+      }
+      say(form, doneText(form, 'Saved.', text), false);
+      window.setTimeout(function () { window.location.reload(); }, 400);
+    });
+  }
+
+  // Sends the form's body to the API; its answer's text goes to `succeeded`, an error to the status
+  // line. Settles once the answer is handled, whatever it was.
+  function callApi(form, contentType, body, succeeded) {
+    return fetch(form.getAttribute('action'), {
       method: form.getAttribute('data-method') || 'POST',
       credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', 'Accept': 'application/json', 'X-CSRF-Token': csrfToken() },
-      body: JSON.stringify(body),
+      headers: { 'Content-Type': contentType, 'Accept': 'application/json', 'X-CSRF-Token': csrfToken() },
+      body: body,
     }).then(function (response) {
       return response.text().then(function (text) {
         if (!response.ok) { say(form, errorText(response.status, text), true); return; }
-        var show = form.getAttribute('data-show');
-        var target = show && document.getElementById(form.getAttribute('data-show-in'));
-        if (target) {
-          target.textContent = JSON.parse(text)[show];
-          var hiddenBox = target.closest('[hidden]');
-          if (hiddenBox) hiddenBox.hidden = false;
-          say(form, form.getAttribute('data-done') || 'Done.', false);
-          return;
-        }
-        say(form, doneText(form, 'Saved.', text), false);
-        window.setTimeout(function () { window.location.reload(); }, 400);
+        succeeded(text);
       });
     }, function () {
       say(form, 'The request could not be sent. Check the connection and try again.', true);
     });
+  }
+
+  // A form whose textarea is sent as the text/plain body (license keys, one per line). The answer
+  // stays on screen (no reload): the part named by `data-refresh` fetches itself again instead.
+  function sendText(form) {
+    var field = form.querySelector('textarea');
+    var button = form.querySelector('button[type="submit"]');
+    if (button) button.disabled = true;
+    say(form, 'Sending…', false);
+    callApi(form, 'text/plain; charset=utf-8', field.value, function (text) {
+      say(form, doneText(form, 'Sent.', text), false);
+      field.value = '';
+      var part = document.getElementById(form.getAttribute('data-refresh') || '');
+      if (part) htmx.trigger(part, 'refresh');
+    }).then(function () { if (button) button.disabled = false; });
   }
 
   document.addEventListener('submit', function (event) {
@@ -125,6 +148,7 @@
     if (question && !window.confirm(question)) { event.preventDefault(); return; }
     if (form.hasAttribute('data-upload')) { event.preventDefault(); upload(form); }
     else if (form.hasAttribute('data-json')) { event.preventDefault(); sendJson(form); }
+    else if (form.hasAttribute('data-text')) { event.preventDefault(); sendText(form); }
   });
 
   document.addEventListener('click', function (event) {

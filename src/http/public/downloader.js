@@ -4,10 +4,39 @@
  *
  * "Download" fetches each file with a progress bar, resuming with a Range request (If-Range on the
  * ETag) when the connection drops, saves it through a Blob, and at the end tells the service that
- * the session is complete (download-complete), which marks the link used.
+ * the session is complete (download-complete), which marks the link used. It also reveals the
+ * license key's copy button.
  */
-/* global document, window, fetch, Blob */
+/* global document, window, fetch, Blob, navigator */
 'use strict';
+
+// The license key's copy button: shown only here, where it can work.
+(function () {
+  var key = document.getElementById('license-key');
+  var copy = document.getElementById('copy-license-key');
+  var status = document.getElementById('license-key-status');
+  if (!key || !copy || !status) return;
+  copy.hidden = false;
+
+  function selectKey() {
+    var range = document.createRange();
+    range.selectNodeContents(key);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  copy.addEventListener('click', function () {
+    var copied = function () { status.textContent = 'License key copied.'; };
+    // Without the clipboard API (plain http), the key is selected for the reader's own copy.
+    var selected = function () {
+      selectKey();
+      status.textContent = document.execCommand && document.execCommand('copy') ? 'License key copied.' : 'License key selected: copy it now.';
+    };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(key.textContent).then(copied, selected);
+    else selected();
+  });
+})();
 
 (function () {
   var root = document.getElementById('downloader');

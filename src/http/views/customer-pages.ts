@@ -40,6 +40,8 @@ export interface DownloadPageData {
   files: DownloadPageFile[];
   /** Set when the purchase's download limit is reached (decisions §10): the page says so instead of offering files. */
   limitReached?: LimitReachedData;
+  /** The purchase's license key (decisions §14), when it has one. */
+  licenseKey?: string | null;
 }
 
 /** What a buyer is told when the download limit is reached. */
@@ -56,6 +58,21 @@ function limitReachedText(d: LimitReachedData): SafeHtml {
   return html`<p class="notice" id="limit-reached">This purchase can be downloaded ${times}, and that limit has been reached. ${contact}</p>`;
 }
 
+/**
+ * The key as text anyone can select, and a copy button that the downloader script reveals (without
+ * it the button would do nothing); the status line says when it was copied.
+ */
+function licenseKeyBlock(key: string): SafeHtml {
+  return html`<div class="license">
+  <p class="license-label" id="license-key-label">Your license key</p>
+  <div class="license-row">
+    <code class="license-key" id="license-key" aria-labelledby="license-key-label">${key}</code>
+    <button type="button" class="button secondary" id="copy-license-key" aria-label="Copy the license key" hidden>Copy</button>
+  </div>
+  <p class="status" id="license-key-status" role="status" aria-live="polite"></p>
+</div>`;
+}
+
 export function downloadFileUrl(token: string, fileId: string): string {
   return `/d/${encodeURIComponent(token)}/files/${encodeURIComponent(fileId)}`;
 }
@@ -70,9 +87,11 @@ export function downloadPage(d: DownloadPageData): string {
   <progress class="file-progress" max="100" value="0" hidden aria-label="${`Progress of ${f.name}`}"></progress>
 </li>`;
   });
+  const key = d.licenseKey && licenseKeyBlock(d.licenseKey);
   if (d.limitReached) {
     return layout(`Download ${d.productName}`, html`${eyebrow(d.orgName)}<h1>${d.productName}</h1>${d.versionLabel && html`<p class="meta">Version ${d.versionLabel}</p>`}
-${limitReachedText(d.limitReached)}`);
+${key}
+${limitReachedText(d.limitReached)}`, { downloader: Boolean(key) });
   }
   const files = d.files.length > 0
     ? html`<ul class="files" aria-label="Files">${rows}</ul>`
@@ -85,6 +104,7 @@ ${limitReachedText(d.limitReached)}`);
 </div>`;
   return layout(`Download ${d.productName}`, html`<div id="downloader" data-token="${d.token}" data-complete-url="/webhooks/${d.orgId}/download-complete">
 ${eyebrow(d.orgName)}<h1>${d.productName}</h1>${d.versionLabel && html`<p class="meta">Version ${d.versionLabel}</p>`}
+${key}
 ${files}
 ${actions}
 <p class="expiry">This link works until <time datetime="${d.expiresAt.toISOString()}">${formatUtc(d.expiresAt)}</time>. Opening it again gives it another ${d.linkLifetime}.</p>

@@ -1,7 +1,7 @@
 import { safeNext } from '../../../src/http/routes/dashboard/guard';
 import { html, raw } from '../../../src/templating/html';
 import { dailyChart } from '../../../src/http/views/overview';
-import { isLive, versionNoticesSection, whyNotLive, type VersionNotices } from '../../../src/http/views/products';
+import { isLive, licenseKeysText, licensePoolCounts, versionNoticesSection, whyNotLive, type VersionNotices } from '../../../src/http/views/products';
 import { grantableRoles, mayChangeRoleOf } from '../../../src/services/team';
 import type { ProductListing } from '../../../src/services/products';
 import { badge } from '../../../src/http/views/components';
@@ -136,7 +136,7 @@ function purchaseRow(overrides: Partial<PurchaseRow> = {}): PurchaseRow {
     id: PURCHASE_ID, createdAt: '2026-11-26T10:00:00.000Z', productId: 'p1', productName: 'Ebook Pro', versionId: 'v1',
     customerId: 'c1', customerName: 'Sam', customerEmail: 'sam@example.com', amount: '19.99', currency: 'USD',
     paymentMethod: 'card', source: 'api', externalOrderId: null, test: false, receiptStatus: 'sent',
-    receiptSentAt: '2026-11-26T10:00:05.000Z', revokedAt: null, revokeReason: null, downloadLimit: null, ...overrides,
+    receiptSentAt: '2026-11-26T10:00:05.000Z', revokedAt: null, revokeReason: null, downloadLimit: null, licenseKey: null, ...overrides,
   };
 }
 
@@ -437,5 +437,23 @@ describe('the version notices of a product', () => {
     const none = render('admin', { wouldEmail: 3, notifications: [] }, noVersion);
     expect(none).toContain('Make a ready version active to notify buyers of it.');
     expect(none).not.toContain('data-json');
+  });
+});
+
+describe('a product\'s license keys', () => {
+  test('the policy in words', () => {
+    expect(licenseKeysText(null)).toBe('none');
+    expect(licenseKeysText({ source: 'generated', activationLimit: null })).toBe('generated with each purchase, unlimited activations');
+    expect(licenseKeysText({ source: 'pool', activationLimit: 1 })).toBe('from the uploaded pool, 1 activation per key');
+  });
+
+  test('the pool\'s counts refresh themselves on "refresh"; below 10 available a warning says what it means', () => {
+    const counts = (available: number) => licensePoolCounts('p1', { available, issued: 1200 }).value;
+    expect(counts(10)).toMatch(/<div id="pool-counts" hx-get="\/products\/p1\/license-keys" hx-trigger="refresh" hx-swap="outerHTML">/);
+    expect(counts(10)).toContain('<strong data-testid="pool-issued">1,200</strong> issued');
+    expect(counts(10)).not.toContain('pool-low');
+    expect(counts(9)).toContain('Only 9 keys left (fewer than 10)');
+    expect(counts(1)).toContain('Only 1 key left');
+    expect(counts(0)).toContain('The pool is empty: new sales are recorded, and their receipts wait');
   });
 });

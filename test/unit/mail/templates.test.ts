@@ -31,6 +31,38 @@ describe('receiptMail', () => {
   });
 });
 
+describe('a purchase\'s license key', () => {
+  const key = 'AB<12>&"CD"';
+
+  test('the receipt shows it on a line of its own and, in HTML, escaped in a code box', () => {
+    const mail = receiptMail({ orgName: 'Acme', customerName: 'Sam', productName: 'Editor', link, expiresAt, linkLifetime: '48 hours', licenseKey: key });
+    expect(mail.text).toContain(`from Acme.\n\nYour license key: ${key}\n\nDownload it here:\n${link}`);
+    expect(mail.html).toMatch(/Your license key: <code style="[^"]*monospace[^"]*">AB&lt;12&gt;&amp;&quot;CD&quot;<\/code>/);
+    expect(mail.html).not.toContain(key);
+  });
+
+  test('a purchase without a key has no key line', () => {
+    const mail = receiptMail({ orgName: 'Acme', customerName: 'Sam', productName: 'Editor', link, expiresAt, linkLifetime: '48 hours', licenseKey: null });
+    expect(mail.text).not.toMatch(/license key/i);
+    expect(mail.html).not.toMatch(/license key|<code/i);
+  });
+
+  test('the fresh links show each purchase\'s own key under its product', () => {
+    const mail = freshLinksMail({
+      orgName: 'Acme',
+      links: [
+        { productName: 'Editor', link: `${link}A`, expiresAt, licenseKey: 'KEY-ONE' },
+        { productName: 'Ebook', link: `${link}B`, expiresAt },
+      ],
+      linkLifetime: '48 hours',
+    });
+    expect(mail.text).toContain(`Editor\nYour license key: KEY-ONE\n${link}A\n`);
+    expect(mail.text).toContain(`Ebook\n${link}B\n`);
+    expect(mail.html.match(/<code/g)).toHaveLength(1);
+    expect(mail.html).toContain('>KEY-ONE</code>');
+  });
+});
+
 describe('freshLinksMail', () => {
   test('one organisation, every purchase with its own link and expiry', () => {
     const mail = freshLinksMail({

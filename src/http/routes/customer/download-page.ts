@@ -71,6 +71,7 @@ export function downloadPageRoutes(deps: AppDeps, limits: SelfServiceLimiters): 
         expiresAt: link.expiresAt,
         linkLifetime: lifetimeWords(links.ttlMs),
         files,
+        licenseKey: link.licenseKey,
         ...(limitReached(link.allowance) ? { limitReached: { allowed: link.allowance.allowed!, supportEmail: link.supportEmail } } : {}),
       }));
     });

@@ -2,13 +2,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PRODUCT_STATUSES } from '../../../domain/statuses';
-import { createProduct, DownloadLimitInput, getProduct, listProducts, updateProduct, type ProductListing } from '../../../services/products';
+import { LICENSE_SOURCES, type LicensePolicy } from '../../../domain/license-keys';
+import { poolCounts } from '../../../licenses/license-pool';
+import {
+  createProduct, DownloadLimitInput, getProduct, LicenseKeysInput, listProducts, typedWholeNumber, updateProduct, type ProductListing,
+} from '../../../services/products';
 import { eligibleBuyers, productNotifications } from '../../../services/version-notifications';
 import { listVersions, type VersionJson } from '../../../services/versions';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
-import { productPage, productsPage, versionNoticesSection, type VersionNotices } from '../../views/products';
+import { licensePoolCounts, productPage, productsPage, versionNoticesSection, type VersionNotices } from '../../views/products';
 import { pageContextOf } from './guard';
 import { sendFragment, sendPage, seeOther } from './replies';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
@@ -38,7 +42,24 @@ const ProductForm = z.object({
   skus: boundedText(50_000).optional(),
   /** What was typed: digits, or empty for unlimited. */
   downloadLimit: DownloadLimitInput.optional(),
+  /** Absent when the form does not offer the choice (a member's, read-only): the policy stays as it is. */
+  licenseSource: z.enum(['none', ...LICENSE_SOURCES]).optional(),
+  /** What was typed: digits, or empty for unlimited. */
+  licenseActivationLimit: z.preprocess(typedWholeNumber, LicenseKeysInput.unwrap().shape.activationLimit),
 });
+type ProductFormBody = z.infer<typeof ProductForm>;
+
+/** The form's key policy as the service takes it; undefined leaves it as it is. */
+function licenseKeysOf(body: ProductFormBody): LicensePolicy | undefined {
+  const { licenseSource: source, licenseActivationLimit: activationLimit } = body;
+  if (source === undefined) return undefined;
+  return source === 'none' ? null : { source, activationLimit: activationLimit ?? null };
+}
+
+/** A pool product's key counts; null for a product whose keys are not uploaded. */
+async function poolCountsOf(em: EntityManager, orgId: string, listing: ProductListing) {
+  return listing.product.licenseKeys?.source === 'pool' ? poolCounts(em, orgId, listing.product.id) : null;
+}
 
 /**
  * Products, their versions and the notices of a new version. Writes go through the same services as
@@ -56,7 +77,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   }, async (request, reply) => {
     const { name, slug, description, skus, downloadLimit } = request.body;
     const created = await createProduct(request.em, principalOf(request).orgId, {
-      name, slug, description, skus: skuList(skus), downloadLimit,
+      name, slug, description, skus: skuList(skus), downloadLimit, licenseKeys: licenseKeysOf(request.body),
     });
     return seeOther(request, reply, `/products/${created.id}?done=created`);
   });
@@ -70,7 +91,16 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     const listing = await getProduct(em, orgId, request.params.productId);
     const versions = await listVersions(em, orgId, listing.product.id);
     const notices = await noticesOf(em, orgId, listing, versions);
-    return sendPage(reply, productPage(pageContextOf(request), listing, versions, notices, request.query.done));
+    const pool = await poolCountsOf(em, orgId, listing);
+    return sendPage(reply, productPage(pageContextOf(request), listing, versions, notices, pool, request.query.done));
+  });
+
+  // The pool's counts alone: the page fetches them again (htmx) after an upload of keys.
+  app.get('/products/:productId/license-keys', {
+    config: formConfig, schema: { hide: true, params: Params },
+  }, async (request, reply) => {
+    const { orgId } = principalOf(request);
+    return sendFragment(reply, licensePoolCounts(request.params.productId, await poolCounts(request.em, orgId, request.params.productId)));
   });
 
   // The "Version notices" section alone: the page polls it (htmx) while a notice is being sent.
@@ -89,7 +119,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
   }, async (request, reply) => {
     const { name, slug, description, skus, downloadLimit } = request.body;
     const product = await updateProduct(request.em, principalOf(request), request.params.productId, {
-      name, slug, description, skus: skuList(skus), downloadLimit,
+      name, slug, description, skus: skuList(skus), downloadLimit, licenseKeys: licenseKeysOf(request.body),
     });
     return seeOther(request, reply, `/products/${product.id}?done=saved`);
   });
