@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApplicationFailure, Context, sleep } from '@temporalio/activity';
-import type { EmailKind, EmailStatus } from '../src/db/entities/sent-email.entity';
+import type { EmailKind, EmailStatus } from '../src/deliveries/sent-email.entity';
 import { claimLocked, claimRow, recordSendOutcome, type SentEmailRow } from '../src/deliveries/mail-ledger-store';
 import { isDatabaseUnavailable } from '../src/db/unavailable';
 import { isPermanentSmtpFailure, messageIdFor, SmtpFailure } from '../src/mail/mailer';

@@ -4,7 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoUtc, sql, statement, type NoRows, type Parameters } from '../db/sql';
-import type { EmailKind, EmailStatus } from '../db/entities/sent-email.entity';
+import type { EmailKind, EmailStatus } from './sent-email.entity';
 
 /** A ledger row as a send reads it. */
 export interface SentEmailRow {

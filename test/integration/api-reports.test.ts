@@ -1,5 +1,5 @@
 import { ActivityLogEntry, Customer, Purchase } from '../../src/db/entities';
-import type { ActivityKind } from '../../src/db/entities/activity-log-entry.entity';
+import type { ActivityKind } from '../../src/purchases/activity-log-entry.entity';
 import { AUTH_FAILURES, seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct, seedUser, type SeededProduct } from '../helpers/seed';

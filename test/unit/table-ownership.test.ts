@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { productSources, ROOT } from '../helpers/source-files';
 
@@ -28,13 +28,23 @@ const OWNERS: Record<string, string> = {
 /** The SQL texts of a module: its sql`…` templates. */
 const sqlTexts = (source: string): string[] => [...source.matchAll(/(?<![`\w])sql`([^`]*)`/g)].map((m) => m[1]);
 
+/** Every entity module of the product. */
+const entityFiles = () => productSources().filter((file) => file.endsWith('.entity.ts'));
+
 const isStore = (file: string) => /^src\/[a-z-]+\/[a-z-]+-store\.ts$/.test(file) || file === 'src/events/outbound-events.ts';
 
 test('the schema\'s tables all have an owner', async () => {
   // The entities name every table; one without an owner here is one nobody checks.
-  const tables = readdirSync(path.join(ROOT, 'src/db/entities'))
-    .flatMap((f) => [...readFileSync(path.join(ROOT, 'src/db/entities', f), 'utf8').matchAll(/tableName: '([a-z_]+)'/g)].map((m) => m[1]));
-  expect(tables.filter((t) => !(t in OWNERS))).toEqual([]);
+  const tables = entityFiles().map((file) => ({ file, table: /tableName: '([a-z_]+)'/.exec(readFileSync(path.join(ROOT, file), 'utf8'))?.[1] }));
+  expect(tables.filter((t) => t.table === undefined || !(t.table in OWNERS))).toEqual([]);
+});
+
+test('each table\'s entity lives in the slice that owns the table', () => {
+  const astray = entityFiles().flatMap((file) => {
+    const table = /tableName: '([a-z_]+)'/.exec(readFileSync(path.join(ROOT, file), 'utf8'))?.[1] ?? '';
+    return file.startsWith(`${OWNERS[table]}/`) ? [] : [`${file} maps ${table} (owned by ${OWNERS[table]})`];
+  });
+  expect(astray).toEqual([]);
 });
 
 test('only the stores hold SQL, and no module runs raw SQL around them', () => {

@@ -1,5 +1,5 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
-import type { SentEventType } from '../../domain/outbound-events';
+import type { SentEventType } from '../domain/outbound-events';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 /**

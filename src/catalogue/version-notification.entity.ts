@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
-import { Organisation } from './organisation.entity';
+import { Organisation } from '../accounts/organisation.entity';
 import { ProductVersion } from './product-version.entity';
 import { Product } from './product.entity';
 

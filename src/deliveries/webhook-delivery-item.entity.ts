@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
-import type { HeldLine } from '../../domain/held-line';
-import type { ItemOutcome } from '../../domain/statuses';
-import { Product } from './product.entity';
-import { Purchase } from './purchase.entity';
+import type { HeldLine } from '../domain/held-line';
+import type { ItemOutcome } from '../domain/statuses';
+import { Product } from '../catalogue/product.entity';
+import { Purchase } from '../purchases/purchase.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 
 /** One order line of a delivery and what became of it. */

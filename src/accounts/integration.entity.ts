@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import type { Platform } from '../../domain/platforms';
+import type { Platform } from '../domain/platforms';
 import { Organisation } from './organisation.entity';
 
 /** One sales platform's secrets for one organisation (Settings, Integrations). */

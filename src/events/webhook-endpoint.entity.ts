@@ -1,6 +1,6 @@
 import { Entity, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
-import type { EventType } from '../../domain/outbound-events';
-import { Organisation } from './organisation.entity';
+import type { EventType } from '../domain/outbound-events';
+import { Organisation } from '../accounts/organisation.entity';
 
 /**
  * An integrator's endpoint for outbound events (decisions §13). Written and read by

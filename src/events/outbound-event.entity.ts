@@ -1,6 +1,6 @@
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import type { EventType } from '../../domain/outbound-events';
-import { Organisation } from './organisation.entity';
+import type { EventType } from '../domain/outbound-events';
+import { Organisation } from '../accounts/organisation.entity';
 
 /**
  * One outbound event (decisions §13), written by the triggers of the outbound-events migration in

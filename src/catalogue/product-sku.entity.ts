@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import { Organisation } from './organisation.entity';
+import { Organisation } from '../accounts/organisation.entity';
 import { Product } from './product.entity';
 
 /**

@@ -1,5 +1,5 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
-import type { DispatchKind } from '../../domain/dispatch';
+import type { DispatchKind } from '../domain/dispatch';
 
 /**
  * The transactional outbox (decisions §4, amended): one row per workflow start or signal that a

@@ -1,5 +1,5 @@
 import { Entity, Index, ManyToOne, Property } from '@mikro-orm/core';
-import type { DeliveryState } from '../../domain/outbound-events';
+import type { DeliveryState } from '../domain/outbound-events';
 import { OutboundEvent } from './outbound-event.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 

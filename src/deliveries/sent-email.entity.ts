@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import { Organisation } from './organisation.entity';
+import { Organisation } from '../accounts/organisation.entity';
 
 export const EMAIL_KINDS = ['receipt', 'links', 'alert', 'update'] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import type { Role } from '../../domain/statuses';
+import type { Role } from '../domain/statuses';
 import { Organisation } from './organisation.entity';
 
 @Entity({ tableName: 'app_user' })

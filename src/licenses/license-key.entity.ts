@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import { Organisation } from './organisation.entity';
-import { Product } from './product.entity';
-import { Purchase } from './purchase.entity';
+import { Organisation } from '../accounts/organisation.entity';
+import { Product } from '../catalogue/product.entity';
+import { Purchase } from '../purchases/purchase.entity';
 
 /**
  * A license key (decisions §14): generated with its purchase, or uploaded to a product's pool and

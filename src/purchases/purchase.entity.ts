@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import type { PurchaseSource } from '../../domain/platforms';
-import type { ReceiptStatus, RevokeReason } from '../../domain/statuses';
+import type { PurchaseSource } from '../domain/platforms';
+import type { ReceiptStatus, RevokeReason } from '../domain/statuses';
 import { Customer } from './customer.entity';
-import { Organisation } from './organisation.entity';
-import { ProductVersion } from './product-version.entity';
-import { Product } from './product.entity';
+import { Organisation } from '../accounts/organisation.entity';
+import { ProductVersion } from '../catalogue/product-version.entity';
+import { Product } from '../catalogue/product.entity';
 
 /**
  * The lasting de-duplication guarantee (decisions §5): one purchase per organisation, source,

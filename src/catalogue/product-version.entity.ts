@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique, type Rel } from '@mikro-orm/core';
-import type { VersionStatus } from '../../domain/statuses';
+import type { VersionStatus } from '../domain/statuses';
 import { Product } from './product.entity';
 
 @Entity({ tableName: 'product_version' })

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import type { LicenseSource } from '../../domain/license-keys';
-import type { ProductStatus } from '../../domain/statuses';
-import { Organisation } from './organisation.entity';
+import type { LicenseSource } from '../domain/license-keys';
+import type { ProductStatus } from '../domain/statuses';
+import { Organisation } from '../accounts/organisation.entity';
 import { ProductVersion } from './product-version.entity';
 
 @Entity({ tableName: 'product' })

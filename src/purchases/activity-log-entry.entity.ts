@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { BigIntType, Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { DownloadToken } from './download-token.entity';
-import { Organisation } from './organisation.entity';
+import { Organisation } from '../accounts/organisation.entity';
 import { Purchase } from './purchase.entity';
-import { VersionFile } from './version-file.entity';
+import { VersionFile } from '../catalogue/version-file.entity';
 
 export const ACTIVITY_KINDS = ['file_download', 'download_session', 'page_open', 'revoke', 'restore', 'rearm', 'download_limit'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

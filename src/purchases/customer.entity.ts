@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import { Organisation } from './organisation.entity';
+import { Organisation } from '../accounts/organisation.entity';
 
 @Entity({ tableName: 'customer' })
 @Unique({ properties: ['organisation', 'email'] })

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
-import type { Platform } from '../../domain/platforms';
-import { Organisation } from './organisation.entity';
+import type { Platform } from '../domain/platforms';
+import { Organisation } from '../accounts/organisation.entity';
 
 /** The Purchases page counter: one count per `unmatched` item, per platform and SKU. */
 @Entity({ tableName: 'unmatched_sku' })

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import type { PurchaseSource } from '../../domain/platforms';
-import type { RevokeReason } from '../../domain/statuses';
-import { Organisation } from './organisation.entity';
-import { Product } from './product.entity';
+import type { PurchaseSource } from '../domain/platforms';
+import type { RevokeReason } from '../domain/statuses';
+import { Organisation } from '../accounts/organisation.entity';
+import { Product } from '../catalogue/product.entity';
 
 /**
  * A refund or dispute that found no purchase (it came before its order, decisions §9): kept so the

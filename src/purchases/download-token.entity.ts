@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import type { LinkOrigin } from '../../domain/evidence';
+import type { LinkOrigin } from '../domain/evidence';
 import { Purchase } from './purchase.entity';
 
 /** A download link's token, stored only as its SHA-256. */

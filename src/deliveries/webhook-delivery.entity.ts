@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Collection, Entity, Index, ManyToOne, OneToMany, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
-import type { Platform } from '../../domain/platforms';
-import type { DeliveryKind, DeliveryStatus } from '../../domain/statuses';
-import { Organisation } from './organisation.entity';
+import type { Platform } from '../domain/platforms';
+import type { DeliveryKind, DeliveryStatus } from '../domain/statuses';
+import { Organisation } from '../accounts/organisation.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 
 /** One received order notification: an entry of the webhook delivery log. */
