@@ -6,14 +6,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors';
+import { LICENSE_STATUSES, type IssuedLicense, type LicenseStatus } from '../domain/license-keys';
 import { isUuid } from '../domain/uuid';
 import {
   activationOfKey, activationsOfKey, addActivation, deactivateActivation, findKeyForValidation, lockKeyByText, lockKeyOfPurchase,
   purchaseKey, usedSeats, type KeyRow,
 } from './activation-store';
-
-export const LICENSE_STATUSES = ['active', 'revoked'] as const;
-export type LicenseStatus = (typeof LICENSE_STATUSES)[number];
 
 export const SeatsSchema = z.object({
   limit: z.number().int().nullable().describe('the product\'s activation limit; null = unlimited'),
@@ -115,16 +113,8 @@ export async function deactivateForStaff(em: EntityManager, orgId: string, purch
   });
 }
 
-export interface PurchaseLicense {
-  key: string;
-  status: LicenseStatus;
-  activationLimit: number | null;
-  /** Every installation, oldest first; a deactivated one takes no seat. */
-  activations: Array<{ instanceId: string; instanceName: string; activatedAt: string; deactivatedAt: string | null }>;
-}
-
 /** A purchase's key as staff see it: `none` when its product issues no keys, `waiting` for a pool key. */
-export type PurchaseLicenseState = { kind: 'none' } | { kind: 'waiting' } | { kind: 'issued'; license: PurchaseLicense };
+export type PurchaseLicenseState = { kind: 'none' } | { kind: 'waiting' } | { kind: 'issued'; license: IssuedLicense };
 
 /** The organisation's purchase's key with its installations; 404 for an unknown or another organisation's purchase. */
 export async function purchaseLicenseState(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseLicenseState> {

@@ -9,6 +9,7 @@ import { buildApiApp } from '../../src/roles';
 import { LICENSE_API_LIMITS } from '../../src/http/routes/licenses';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { startHarness, type Harness } from '../helpers/harness';
+import { parsePdf, squash } from '../helpers/pdf-text';
 import { seedProduct } from '../helpers/seed';
 import { eventually } from '../helpers/webhooks';
 
@@ -268,6 +269,20 @@ test('staff read a purchase\'s key and its activations; owners and admins deacti
 
   const events = await h.app.inject({ method: 'GET', url: '/api/events?type=license.deactivated&limit=1000', headers: callers.owner });
   expect((events.json() as Array<{ data: { instanceId: string } }>).some((e) => e.data.instanceId === laptop.instanceId)).toBe(true);
+
+  // The dispute evidence keeps every installation, the deactivated one with its time.
+  const evidence = await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence`, headers: callers.owner });
+  expect(evidence.json().license).toEqual({
+    key, status: 'active', activationLimit: 2,
+    activations: [
+      { instanceId: laptop.instanceId, instanceName: 'Laptop', activatedAt: expect.any(String), deactivatedAt: expect.any(String) },
+      expect.objectContaining({ instanceName: 'Desktop', deactivatedAt: null }),
+      expect.objectContaining({ instanceName: 'Tablet', deactivatedAt: null }),
+    ],
+  });
+  const pdf = await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence?format=pdf`, headers: callers.owner });
+  expect(pdf.statusCode).toBe(200);
+  expect(squash((await parsePdf(pdf.rawPayload)).text)).toContain(key);
 
   // A purchase of a product without keys has none to show.
   const { productId: plain } = await seedProduct(h, callers.orgId);

@@ -152,6 +152,7 @@ function evidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
     accesses: [],
     accessesNotListed: 0,
     staffActions: [],
+    license: null,
     ...overrides,
   };
 }
