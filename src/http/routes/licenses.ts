@@ -13,7 +13,7 @@ import { sha256Hex } from '../../security/secrets';
 import { clientAddressKey } from '../client-address';
 import { pgRateLimitStore } from '../plugins/pg-rate-limit-store';
 import type { AppDeps } from '../app';
-import { rateLimiter, type Limiter } from './customer/limits';
+import { rateLimiter } from './customer/limits';
 
 /** Decisions §14: per client address (an IPv6 /64) every call, per key the calls that name it. */
 export const LICENSE_API_LIMITS = {
@@ -36,10 +36,7 @@ const DESCRIPTION = 'No API key: the license key is the credential. Body JSON or
   + `CORS open. At most ${LICENSE_API_LIMITS.perIp.max} calls a minute per client address (unknown keys included) and `
   + `${LICENSE_API_LIMITS.perKey.max} per key, then 429 with Retry-After.`;
 
-async function refuseOverLimit(request: FastifyRequest, limiter: Limiter): Promise<void> {
-  const wait = await limiter(request);
-  if (wait !== null) throw new TooManyRequestsError(`too many requests: try again in ${wait} s`, wait);
-}
+const keyOf = (request: FastifyRequest): unknown => (request.body as { key?: unknown } | undefined)?.key;
 
 /**
  * The public license API (decisions §14) under /licenses, called by the buyers' installed apps and
@@ -52,13 +49,26 @@ export function licenseApiRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     // Counted in PostgreSQL, so every API process shares the limits.
     await app.register(rateLimit, { global: false, store: pgRateLimitStore(deps.orm, deps.clock) });
     const perIp = rateLimiter(app, LICENSE_API_LIMITS.perIp, (r) => `license-api:ip:${clientAddressKey(r.ip)}`);
-    const perKey = rateLimiter(app, LICENSE_API_LIMITS.perKey, (r) => `license-api:key:${sha256Hex((r.body as { key: string }).key)}`);
-    // Before the body is read: a malformed call counts too. A preflight is the browser's, not a call.
+    const perKey = rateLimiter(app, LICENSE_API_LIMITS.perKey, (r) => `license-api:key:${sha256Hex(String(keyOf(r)))}`);
+    // The address's count starts before the body is read (a malformed call counts too) and the
+    // key's once it is, so that both usually go to the database in one batch; the call waits for
+    // both before its body is validated. A preflight is the browser's, not a call.
+    const addressCounts = new WeakMap<FastifyRequest, Promise<number | null>>();
     app.addHook('onRequest', async (request) => {
-      if (request.method !== 'OPTIONS') await refuseOverLimit(request, perIp);
+      if (request.method === 'OPTIONS') return;
+      const counted = perIp(request);
+      // Awaited in preValidation; a body that fails to parse never gets there.
+      counted.catch(() => undefined);
+      addressCounts.set(request, counted);
     });
-    app.addHook('preHandler', async (request) => {
-      if (request.method !== 'OPTIONS') await refuseOverLimit(request, perKey);
+    app.addHook('preValidation', async (request) => {
+      const key = keyOf(request);
+      const [addressWait, keyWait] = await Promise.all([
+        addressCounts.get(request) ?? null,
+        typeof key === 'string' && key !== '' ? perKey(request) : null,
+      ]);
+      const wait = addressWait ?? keyWait;
+      if (wait !== null) throw new TooManyRequestsError(`too many requests: try again in ${wait} s`, wait);
     });
 
     app.post('/validate', {
