@@ -6,6 +6,7 @@ import path from 'node:path';
 const BENCHMARKS = [
   'api/products-bench.js',
   'api/purchases-list-bench.js',
+  'licenses/validate.js',
   'webhooks/engine-settings-bench.js',
   'webhooks/ack-bench.js',
   'webhooks/end-to-end-bench.js',

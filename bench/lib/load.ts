@@ -19,6 +19,8 @@ export interface LoadOptions {
   body?: string;
   seconds: number;
   connections?: number;
+  /** Changes each request before it is sent (autocannon's setupRequest): spread keys or client addresses. */
+  setupRequest?: (request: autocannon.Request) => autocannon.Request;
 }
 
 /** One bounded autocannon run against 127.0.0.1. */
@@ -32,6 +34,7 @@ export async function load(options: LoadOptions): Promise<LoadFigures> {
     idReplacement: options.body?.includes('[<id>]') ?? false,
     duration: options.seconds,
     connections: options.connections ?? 10,
+    ...(options.setupRequest ? { requests: [{ setupRequest: options.setupRequest }] } : {}),
   });
   return {
     title: options.title,

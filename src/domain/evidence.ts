@@ -3,6 +3,7 @@
  * chargeback reply. `GET /api/purchases/{id}/evidence` answers it as JSON, or rendered as a PDF.
  * Times are ISO 8601 strings in UTC.
  */
+import type { IssuedLicense } from './license-keys';
 
 /** How a download link came to be issued. */
 export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm', 'update-notice'] as const;
@@ -82,4 +83,6 @@ export interface EvidenceRecord {
   accessesNotListed: number;
   /** Staff actions on the purchase (revoke, restore, re-arm). */
   staffActions: Array<{ at: string; action: string; by: string | null; detail: string | null }>;
+  /** The purchase's license key and every installation of it, deactivated ones included (decisions §14); null: none issued. */
+  license: IssuedLicense | null;
 }

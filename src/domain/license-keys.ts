@@ -72,3 +72,17 @@ export function parsePoolUpload(text: string): PoolUpload {
   if (keys.length === 0) return { ok: false, error: 'the body holds no license key: send text/plain, one key per line' };
   return { ok: true, keys };
 }
+
+/** A key's status: `revoked` while its purchase is revoked (refund, chargeback, by hand), else `active`. */
+export const LICENSE_STATUSES = ['active', 'revoked'] as const;
+export type LicenseStatus = (typeof LICENSE_STATUSES)[number];
+
+/** A purchase's issued key as staff, the purchase page and the dispute evidence show it. */
+export interface IssuedLicense {
+  key: string;
+  status: LicenseStatus;
+  /** The product's limit; null = unlimited. */
+  activationLimit: number | null;
+  /** Every installation, oldest first; a deactivated one takes no seat. */
+  activations: Array<{ instanceId: string; instanceName: string; activatedAt: string; deactivatedAt: string | null }>;
+}

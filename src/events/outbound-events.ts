@@ -19,6 +19,7 @@ import {
 import { isUuid } from '../domain/uuid';
 import { outboundDeliveryWorkflowId } from '../domain/ids';
 import type { NewDispatch } from '../domain/dispatch';
+import { LicenseEventDataSchema } from '../licenses/license-activations';
 import { PurchaseJsonSchema, purchasesAsRecorded } from '../purchases/purchase-store';
 import { completedDownloads } from '../purchases/link-store';
 import type { KeyRing } from '../security/key-ring';
@@ -75,8 +76,8 @@ export const EVENT_DATA_SCHEMAS = {
   'receipt.failed': PurchaseJsonSchema,
   'download.completed': DownloadCompletedDataSchema,
   'delivery.failed': DeliveryJsonSchema,
-  'license.activated': z.object({}).passthrough().describe('license keys (decisions §14)'),
-  'license.deactivated': z.object({}).passthrough().describe('license keys (decisions §14)'),
+  'license.activated': LicenseEventDataSchema,
+  'license.deactivated': LicenseEventDataSchema,
   ping: z.object({ endpointId: z.string() }),
 } satisfies Record<SentEventType, z.ZodType>;
 

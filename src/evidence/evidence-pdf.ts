@@ -111,6 +111,7 @@ export async function drawEvidencePdf(record: EvidenceRecord): Promise<Buffer> {
   linksSection(doc, record);
   accessesSection(doc, record);
   staffSection(doc, record);
+  licenseSection(doc, record);
   if (record.purchase.revokedAt !== null) revocationSection(doc, record.purchase.revokedAt, record.purchase.revokeReason);
   footers(doc, record);
 
@@ -249,6 +250,27 @@ function staffSection(doc: Doc, record: EvidenceRecord): void {
   ];
   const cells = record.staffActions.map((action) => [time(action.at), action.action, action.by ?? NONE, action.detail ?? NONE]);
   listSection(doc, 'Staff actions', columns, cells, 'No staff actions.');
+}
+
+function licenseSection(doc: Doc, record: EvidenceRecord): void {
+  const { license } = record;
+  if (license === null) return;
+  heading(doc, 'License key');
+  keyValues(doc, [
+    ['Key', license.key],
+    ['Status', license.status],
+    ['Activation limit', license.activationLimit === null ? 'unlimited' : String(license.activationLimit)],
+  ]);
+  const columns: Column[] = [
+    { header: 'Installation', width: contentWidth(doc) - 3 * 110 },
+    { header: 'Instance id', width: 110 },
+    { header: 'Activated at', width: 110 },
+    { header: 'Deactivated at', width: 110 },
+  ];
+  const cells = license.activations.map((a) => [
+    a.instanceName, a.instanceId, time(a.activatedAt), a.deactivatedAt === null ? 'active' : time(a.deactivatedAt),
+  ]);
+  listSection(doc, 'License activations', columns, cells, 'The key was never activated.');
 }
 
 /** A headed table, or its empty-state line when there is nothing to list. */

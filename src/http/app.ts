@@ -32,6 +32,8 @@ import { unmatchedSkuRoutes } from './routes/api/unmatched-skus';
 import { versionNotificationRoutes } from './routes/api/version-notifications';
 import { webhookRoutes } from './routes/webhooks';
 import { licenseKeyRoutes } from './routes/api/license-keys';
+import { purchaseLicenseRoutes } from './routes/api/purchase-license';
+import { licenseApiRoutes } from './routes/licenses';
 import { productRoutes } from './routes/api/products';
 import { versionRoutes } from './routes/api/versions';
 import { customerRoutes } from './routes/api/customers';
@@ -155,6 +157,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookRoutes(deps));
   await app.register(productRoutes(deps));
   await app.register(licenseKeyRoutes);
+  await app.register(purchaseLicenseRoutes(deps));
+  await app.register(licenseApiRoutes(deps), { prefix: '/licenses' });
   await app.register(versionRoutes(deps));
   await app.register(versionNotificationRoutes(deps));
   await app.register(customerRoutes);

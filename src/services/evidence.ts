@@ -2,7 +2,7 @@
  * Gathers the dispute evidence record of one purchase (decisions §11) from what the service keeps
  * anyway: the purchase, its order's delivery log entries, the receipt's sent-email rows, the links
  * issued, and the purchase's activity log (the newest page opens and transfers with the count of
- * the rest, staff actions). Read-only.
+ * the rest, staff actions), the license key with its activations. Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors';
@@ -12,6 +12,7 @@ import { displayAmount, evidencePurchase } from '../purchases/purchase-store';
 import { linksOfPurchase, newestAccesses, staffActionsOf, type AccessLogKind } from '../purchases/link-store';
 import { orderDeliveryRows } from '../deliveries/delivery-store';
 import { receiptRows } from '../deliveries/mail-ledger-store';
+import { purchaseLicenseState } from '../licenses/license-activations';
 
 const ACCESS_KINDS: Record<AccessLogKind, EvidenceRecord['accesses'][number]['kind']> = {
   page_open: 'page open',
@@ -34,6 +35,7 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
   const links = await linksOfPurchase(em, purchaseId);
   const accesses = await newestAccesses(em, purchaseId, EVIDENCE_ACCESS_ROWS);
   const staffActions = await staffActionsOf(em, purchaseId);
+  const license = await purchaseLicenseState(em, orgId, purchaseId);
   // Every row carries the count of all (a window over the rows before the limit).
   const accessesTotal = accesses.length === 0 ? 0 : Number(accesses[0].total);
 
@@ -62,5 +64,6 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
     })),
     accessesNotListed: accessesTotal - accesses.length,
     staffActions: staffActions.map((a) => ({ at: a.at, action: a.kind, by: a.actor, detail: a.detail })),
+    license: license.kind === 'issued' ? license.license : null,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * One purchase as the dashboard's purchase page shows it: its row as the lists read it, its download
- * allowance (decisions §10), and its evidence record (decisions §11: links issued, page opens and
+ * allowance (decisions §10), its license key (§14), and its evidence record (decisions §11: links issued, page opens and
  * file transfers, staff actions, receipts, delivery log entries). Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -9,6 +9,7 @@ import { NotFoundError } from '../domain/errors';
 import type { Principal } from '../domain/access';
 import { isAdminRole } from '../domain/statuses';
 import { purchaseDetailRow, type PurchaseRow } from '../purchases/purchase-store';
+import { purchaseLicenseState, type PurchaseLicenseState } from '../licenses/license-activations';
 import { purchaseEvidence } from './evidence';
 
 export interface PurchaseAllowance {
@@ -28,6 +29,8 @@ export interface PurchaseDetail {
   purchase: PurchaseRow;
   allowance: PurchaseAllowance;
   evidence: EvidenceRecord;
+  /** Its license key with the installations (decisions §14), or why it has none. */
+  license: PurchaseLicenseState;
 }
 
 /**
@@ -40,6 +43,7 @@ export async function purchaseDetail(em: EntityManager, viewer: Pick<Principal, 
   const row = await purchaseDetailRow(em, orgId, purchaseId);
   if (!row) throw new NotFoundError('purchase not found');
   const evidence = await purchaseEvidence(em, orgId, purchaseId, now);
+  const license = await purchaseLicenseState(em, orgId, purchaseId);
   const { productDownloadLimit, countedFrom, used, ...purchase } = row;
   return {
     purchase,
@@ -51,5 +55,6 @@ export async function purchaseDetail(em: EntityManager, viewer: Pick<Principal, 
       countedFrom,
     },
     evidence: isAdminRole(viewer.role) ? evidence : { ...evidence, accesses: evidence.accesses.map((access) => ({ ...access, ip: null })) },
+    license,
   };
 }

@@ -30,9 +30,9 @@ export async function insertPurchases(em: EntityManager, p: BulkPurchases): Prom
        where organisation_id = ? and email like 'bulk-' || ? || '-%'
      )
      insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
-       payment_method, source, external_order_id, test, receipt_status, receipt_sent_at, created_at, license_wanted)
+       payment_method, source, external_order_id, test, receipt_status, receipt_sent_at, created_at)
      select gen_random_uuid(), ?, ?, ?, numbered.id, (g % 10000) / 100.0, 'USD', 'custom', 'api', null, false,
-       'sent', null, ?::timestamptz + g * interval '1 second', false
+       'sent', null, ?::timestamptz + g * interval '1 second'
      from generate_series(0, ? - 1) g join numbered on numbered.n = g % ?`,
     [p.orgId, p.tag, p.orgId, p.productId, p.versionId, p.start ?? '2026-01-01T00:00:00Z', p.count, p.customers],
   );

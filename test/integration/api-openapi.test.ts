@@ -8,7 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-/** Every /api path and method of the spec and decisions §3 and §9–§11, written in full. */
+/** Every /api path and method of the spec and decisions §3, §9–§11 and §14, written in full. */
 const API: Record<string, string[]> = {
   '/api/products': ['get', 'post'],
   '/api/products/{productId}': ['get', 'put'],
@@ -19,6 +19,8 @@ const API: Record<string, string[]> = {
   '/api/purchases/{purchaseId}/download-limit': ['put'],
   '/api/purchases/{purchaseId}/rearm': ['post'],
   '/api/purchases/{purchaseId}/evidence': ['get'],
+  '/api/purchases/{purchaseId}/license': ['get'],
+  '/api/purchases/{purchaseId}/license/activations/{instanceId}': ['delete'],
   '/api/customers': ['get'],
   '/api/webhook-deliveries': ['get'],
   '/api/unmatched-skus': ['get'],

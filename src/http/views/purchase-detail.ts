@@ -2,14 +2,15 @@ import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../../doma
 import type { RevokeReason } from '../../domain/statuses';
 import type { PurchaseRow } from '../../purchases/purchase-store';
 import { limitReached } from '../../domain/download-links';
+import type { PurchaseLicenseState } from '../../licenses/license-activations';
 import type { PurchaseAllowance, PurchaseDetail } from '../../services/purchase-detail';
 import { badge, bytes, emptyRow, statusLine, when } from './components';
 import { html, type SafeHtml } from '../../templating/html';
 import { page, type PageContext } from './layout';
 
 /**
- * One purchase (decisions §9–§11): what was bought, by whom, its receipt and access, its download
- * limit, the links issued, every page open and file transfer, and what staff did to it. Owners and
+ * One purchase (decisions §9–§11, §14): what was bought, by whom, its receipt and access, its download
+ * limit, its license key and installations, the links issued, every page open and file transfer, and what staff did to it. Owners and
  * admins also get the actions (revoke or restore, re-arm, the limit override) and the evidence
  * record; members see the same page without them. The forms talk JSON to /api (app.js).
  */
@@ -103,6 +104,37 @@ function allowancePanel(ctx: PageContext, p: PurchaseRow, a: PurchaseAllowance):
     <button type="submit">Save limit</button>
     ${statusLine()}
   </form>` : ''}
+</section>`;
+}
+
+/** The key, its seats and the installations that take them; owners and admins may free a seat. */
+function licenseSection(ctx: PageContext, p: PurchaseRow, state: PurchaseLicenseState): SafeHtml {
+  if (state.kind === 'none') return html``;
+  if (state.kind === 'waiting') {
+    return html`<section class="panel" aria-labelledby="license-heading" data-testid="license">
+  <h2 id="license-heading">License key</h2>
+  <p class="warn" data-testid="license-waiting">Waiting for a license key: the product's pool is empty. Upload keys on <a href="/products/${p.productId}">the product's page</a>; the receipt goes out with the key.</p>
+</section>`;
+  }
+  const { license } = state;
+  const active = license.activations.filter((a) => a.deactivatedAt === null);
+  const seats = license.activationLimit === null ? `${active.length} (unlimited)` : `${active.length} of ${license.activationLimit}`;
+  return html`<section class="panel" aria-labelledby="license-heading" data-testid="license">
+  <h2 id="license-heading">License key</h2>
+  <dl class="facts" aria-label="License key">
+    <dt>Key</dt><dd><code id="license-key" data-testid="license-key">${license.key}</code> <button type="button" data-copy="license-key">Copy</button></dd>
+    <dt>Status</dt><dd data-testid="license-status">${license.status === 'active' ? badge('success', 'active') : badge('revoked', 'revoked')}</dd>
+    <dt>Activations</dt><dd data-testid="license-seats">${seats}</dd>
+  </dl>
+  <div class="table-wrap"><table data-testid="license-activations">
+    <thead><tr><th scope="col">Name</th><th scope="col">Instance id</th><th scope="col">Activated</th>${ctx.isAdmin ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ''}</tr></thead>
+    <tbody>${active.length === 0 ? emptyRow(ctx.isAdmin ? 4 : 3, 'Not activated on any installation.') : active.map((a) => html`<tr>
+      <td>${a.instanceName}</td><td><code>${a.instanceId}</code></td><td>${when(a.activatedAt)}</td>
+      ${ctx.isAdmin ? html`<td><form data-json data-method="DELETE" action="/api/purchases/${p.id}/license/activations/${a.instanceId}"
+          data-confirm="Deactivate ${a.instanceName}? The app on it stops validating, and its seat is free for another installation."
+          data-done="Deactivated. Reloading…">
+        <button type="submit" class="danger">Deactivate</button>${statusLine()}</form></td>` : ''}</tr>`)}</tbody>
+  </table></div>
 </section>`;
 }
 
@@ -200,6 +232,7 @@ ${accessNotice(p, ctx)}
 ${summary(p, d.evidence)}
 ${actionsPanel(ctx, p)}
 ${allowancePanel(ctx, p, d.allowance)}
+${licenseSection(ctx, p, d.license)}
 ${linksSection(d.evidence)}
 ${accessesSection(d.evidence, ctx.isAdmin)}
 ${staffSection(d.evidence)}

@@ -74,6 +74,15 @@ function sampleRecord(): EvidenceRecord {
     ],
     accessesNotListed: 0,
     staffActions: [{ at: '2026-11-26T16:45:10.000Z', action: 'revoke', by: 'owner@acme.example', detail: 'chargeback opened' }],
+    license: {
+      key: 'K7M2Q-9XW4T-R3HBN-6PZ8C',
+      status: 'revoked',
+      activationLimit: 2,
+      activations: [
+        { instanceId: '1d2e3f40-0000-4000-8000-000000000001', instanceName: 'Jane\'s MacBook', activatedAt: '2026-11-20T09:30:00.000Z', deactivatedAt: null },
+        { instanceId: '1d2e3f40-0000-4000-8000-000000000002', instanceName: 'Studio PC', activatedAt: '2026-11-21T11:00:00.000Z', deactivatedAt: '2026-11-22T08:00:00.000Z' },
+      ],
+    },
   };
 }
 
@@ -102,6 +111,11 @@ test('the record renders as a readable PDF with every section and the facts a di
   expect(text).toContain('18,734,112');
   expect(text).toContain('page open (3 times)');
   expect(text).toContain('Access was revoked at 2026-11-26 16:45:10 UTC');
+  // The key and every installation of it, with when each was activated and deactivated.
+  expect(text).toContain('License key');
+  expect(text).toContain('K7M2Q-9XW4T-R3HBN-6PZ8C');
+  expect(text).toContain('Studio PC');
+  expect(text).toContain('2026-11-22 08:00:00 UTC');
   expect(text).toContain(`Page 1 of ${parsed.numpages}`);
   // The long user agent wraps inside its column rather than running off the page or being cut.
   expect(parsed.text.replace(/\s+/g, '')).toContain(LONG_USER_AGENT.replace(/\s+/g, ''));
@@ -162,6 +176,7 @@ test('a record with nothing to list says so in each section', async () => {
   record.links = [];
   record.accesses = [];
   record.staffActions = [];
+  record.license = { ...record.license!, activations: [] };
   record.purchase.revokedAt = null;
   record.purchase.revokeReason = null;
   const { text } = await extract(record);
@@ -171,5 +186,6 @@ test('a record with nothing to list says so in each section', async () => {
   expect(text).toContain('No page opens or file transfers were recorded.');
   expect(text).toContain('No staff actions.');
   expect(text).toContain('No delivery log entry');
+  expect(text).toContain('The key was never activated.');
   expect(text).not.toContain('Revocation');
 });

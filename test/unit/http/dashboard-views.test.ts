@@ -152,6 +152,7 @@ function evidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
     accesses: [],
     accessesNotListed: 0,
     staffActions: [],
+    license: null,
     ...overrides,
   };
 }
@@ -161,6 +162,7 @@ function detail(purchase: Partial<PurchaseRow> = {}, record: Partial<EvidenceRec
     purchase: purchaseRow(purchase),
     allowance: { product: null, override: null, effective: null, used: 0, countedFrom: null },
     evidence: evidence(record),
+    license: { kind: 'none' },
   };
 }
 
@@ -220,6 +222,32 @@ describe('the purchase page', () => {
     expect(markup).toContain('since the last re-arm');
     expect(markup).toContain('limit reached');
     expect(markup).toMatch(/name="downloadLimit"[^>]*value="2"/);
+  });
+
+  test('the license key: its status, seats and installations, each with Deactivate for owners and admins; or that it waits for one', () => {
+    const d = detail();
+    d.license = {
+      kind: 'issued',
+      license: {
+        key: 'K7M2Q-9XW4T-R3HBN-6PZ8C', status: 'active', activationLimit: 3,
+        activations: [
+          { instanceId: 'i-1', instanceName: HOSTILE, activatedAt: '2026-11-26T10:00:00.000Z', deactivatedAt: null },
+          { instanceId: 'i-2', instanceName: 'Old PC', activatedAt: '2026-11-26T09:00:00.000Z', deactivatedAt: '2026-11-26T09:30:00.000Z' },
+        ],
+      },
+    };
+    const admin = purchaseDetailPage(contextOf('admin'), d);
+    expect(admin).toContain('K7M2Q-9XW4T-R3HBN-6PZ8C');
+    expect(admin).toContain('<dd data-testid="license-seats">1 of 3</dd>');
+    expect(admin).not.toContain(HOSTILE);
+    expect(admin).not.toContain('Old PC');
+    expect(admin).toMatch(new RegExp(`data-method="DELETE" action="/api/purchases/${PURCHASE_ID}/license/activations/i-1"`));
+    const member = purchaseDetailPage(contextOf('member'), d);
+    expect(member).toContain('K7M2Q-9XW4T-R3HBN-6PZ8C');
+    expect(member).not.toContain('/license/activations/');
+
+    expect(purchaseDetailPage(contextOf('admin'), { ...d, license: { kind: 'waiting' } })).toContain('Waiting for a license key');
+    expect(purchaseDetailPage(contextOf('admin'), detail())).not.toContain('License key');
   });
 
   test('shows the accesses newest first, with repeated page opens counted, and says how many older ones the record leaves out', () => {

@@ -26,19 +26,24 @@ export interface SelfServiceLimiters {
   perLink: Limiter;
 }
 
+/**
+ * A limiter on @fastify/rate-limit, registered with the PostgreSQL store (pgRateLimitStore) in the
+ * scope of `app`; `key` names the counter (namespaced by the caller, secrets hashed).
+ */
+export function rateLimiter(app: FastifyInstance, limit: { max: number; windowMs: number }, key: (request: FastifyRequest) => string): Limiter {
+  const check = app.createRateLimit({ max: limit.max, timeWindow: limit.windowMs, keyGenerator: key });
+  return async (request) => {
+    const verdict = await check(request);
+    return !verdict.isAllowed && verdict.isExceeded ? Math.max(1, verdict.ttlInSeconds) : null;
+  };
+}
+
 /** Builds the limiters on @fastify/rate-limit (registered with the PostgreSQL store in this scope). */
 export function selfServiceLimiters(app: FastifyInstance, emailOf: (request: FastifyRequest) => string): SelfServiceLimiters {
-  const limiter = (limit: { max: number; windowMs: number }, key: (request: FastifyRequest) => string): Limiter => {
-    const check = app.createRateLimit({ max: limit.max, timeWindow: limit.windowMs, keyGenerator: key });
-    return async (request) => {
-      const verdict = await check(request);
-      return !verdict.isAllowed && verdict.isExceeded ? Math.max(1, verdict.ttlInSeconds) : null;
-    };
-  };
   return {
-    perIp: limiter(SELF_SERVICE_LIMITS.perIp, (r) => `self-service:ip:${clientAddressKey(r.ip)}`),
-    perEmail: limiter(SELF_SERVICE_LIMITS.perEmail, (r) => `self-service:email:${sha256Hex(emailOf(r))}`),
-    perLink: limiter(SELF_SERVICE_LIMITS.perLink, (r) => `self-service:link:${sha256Hex((r.params as { token: string }).token)}`),
+    perIp: rateLimiter(app, SELF_SERVICE_LIMITS.perIp, (r) => `self-service:ip:${clientAddressKey(r.ip)}`),
+    perEmail: rateLimiter(app, SELF_SERVICE_LIMITS.perEmail, (r) => `self-service:email:${sha256Hex(emailOf(r))}`),
+    perLink: rateLimiter(app, SELF_SERVICE_LIMITS.perLink, (r) => `self-service:link:${sha256Hex((r.params as { token: string }).token)}`),
   };
 }
 
