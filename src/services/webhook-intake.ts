@@ -167,7 +167,7 @@ export async function receiveDelivery(
   const configured = candidates.filter((c) => isConfigured(c.secrets));
   if (configured.length === 0) throw new UnauthorizedError(`the ${target.platform} integration is not configured`);
   const now = deps.clock();
-  const org = configured.find((c) => adapter.verify(request, c.secrets!, now));
+  const org = configured.find((c) => adapter.verify(request, c.secrets!, now) === 'verified');
   if (!org) throw new UnauthorizedError('invalid or missing signature');
 
   if (!early.ok) {
