@@ -2,6 +2,7 @@ import { ActivityLogEntry } from './activity-log-entry.entity';
 import { Customer } from './customer.entity';
 import { DownloadCoverage } from './download-coverage.entity';
 import { DownloadToken } from './download-token.entity';
+import { IntegrationHealth } from './integration-health.entity';
 import { Integration } from './integration.entity';
 import { LicenseActivation } from './license-activation.entity';
 import { LicenseKey } from './license-key.entity';
@@ -29,13 +30,13 @@ import { WebhookEndpoint } from './webhook-endpoint.entity';
 import { WorkflowDispatch } from './workflow-dispatch.entity';
 
 export {
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 };
 
 export const ENTITIES = [
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 ];
