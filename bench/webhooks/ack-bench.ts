@@ -160,7 +160,7 @@ async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
         { rawBody: Buffer.concat(chunks), headers: request.headers, query: {} },
         SECRETS['storefront-a'],
         new Date(),
-      );
+      ) === 'verified';
       response.writeHead(verified ? 200 : 401, { 'content-type': 'application/json' });
       response.end(verified ? '{"received":true,"deliveryIds":[]}' : '{"error":"invalid or missing signature"}');
     });

@@ -2,6 +2,7 @@ import { ActivityLogEntry } from '../purchases/activity-log-entry.entity';
 import { Customer } from '../purchases/customer.entity';
 import { DownloadCoverage } from '../downloads/download-coverage.entity';
 import { DownloadToken } from '../purchases/download-token.entity';
+import { IntegrationHealth } from '../accounts/integration-health.entity';
 import { Integration } from '../accounts/integration.entity';
 import { LicenseActivation } from '../licenses/license-activation.entity';
 import { LicenseKey } from '../licenses/license-key.entity';
@@ -29,13 +30,13 @@ import { WebhookEndpoint } from '../events/webhook-endpoint.entity';
 import { WorkflowDispatch } from '../outbox/workflow-dispatch.entity';
 
 export {
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 };
 
 export const ENTITIES = [
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 ];

@@ -10,6 +10,7 @@ import type { Platform, PurchaseSource } from '../domain/platforms';
 import type { DeliveryStatus, ItemOutcome } from '../domain/statuses';
 import type { DeliveryJson, UnmatchedSkusJson } from '../services/webhook-log';
 import { dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
+import { healthUpsert, type HealthMark } from '../accounts/integration-health-store';
 
 /** A statement parameter's placeholder, for fragments that take one. */
 type Param = Parameters<{ value: unknown }>['value'];
@@ -24,15 +25,17 @@ export interface DeliveryRows {
   items: object[];
   counters: object[];
   dispatches: DispatchRow[];
+  /** The verified marks of the deliveries' integrations (src/accounts/integration-health-store). */
+  health: HealthMark[];
 }
 
 /**
- * The statement that records deliveries: entries, items, unmatched counters and outbox rows, each
- * set as one JSON parameter, so the text is fixed and PostgreSQL plans it once per connection. One
- * execution may hold several requests' deliveries (group commit), so every row names its own
- * organisation and time.
+ * The statement that records deliveries: entries, items, unmatched counters, the integrations'
+ * verified counts and outbox rows, each set as one JSON parameter, so the text is fixed and
+ * PostgreSQL plans it once per connection. One execution may hold several requests' deliveries
+ * (group commit), so every row names its own organisation and time.
  */
-const recordEntries = statement<NoRows, { deliveries: string; items: string; counters: string; dispatches: string }>({}, (p) => sql`with input as (
+const recordEntries = statement<NoRows, { deliveries: string; items: string; counters: string; health: string; dispatches: string }>({}, (p) => sql`with input as (
     select ${p.deliveries}::jsonb as deliveries, ${p.items}::jsonb as items, ${p.counters}::jsonb as counters),
   deliveries as (
     insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, event_id, status, unmatched, test, workflow_ids, received_at, completed_at)
@@ -51,15 +54,17 @@ const recordEntries = statement<NoRows, { deliveries: string; items: string; cou
     select gen_random_uuid(), c.organisation_id, c.platform, c.sku, c.count, c.last_seen_at
     from input, jsonb_to_recordset(input.counters) as c(organisation_id uuid, platform text, sku text, count int, last_seen_at timestamptz)
     on conflict (organisation_id, platform, sku)
-    do update set count = unmatched_sku.count + excluded.count, last_seen_at = greatest(unmatched_sku.last_seen_at, excluded.last_seen_at))
+    do update set count = unmatched_sku.count + excluded.count, last_seen_at = greatest(unmatched_sku.last_seen_at, excluded.last_seen_at)),
+  health as (${healthUpsert(p.health)})
   ${dispatchInsert(p.dispatches)}`);
 
-/** Records entries, items, counters and outbox rows in one statement (one round trip, one commit). */
+/** Records entries, items, counters, verified counts and outbox rows in one statement (one round trip, one commit). */
 export async function insertDeliveries(em: EntityManager, rows: DeliveryRows): Promise<void> {
   await recordEntries.run(em, {
     deliveries: JSON.stringify(rows.deliveries),
     items: JSON.stringify(rows.items),
     counters: JSON.stringify(rows.counters),
+    health: JSON.stringify(rows.health),
     dispatches: JSON.stringify(rows.dispatches),
   });
 }

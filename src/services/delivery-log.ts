@@ -12,6 +12,7 @@ import { alertDue, deliveryStatusOf } from '../domain/statuses';
 import { finishDelivery, insertDeliveries, itemOutcomesOf, lockDelivery, reportItemOutcome } from '../deliveries/delivery-store';
 import { dispatchRows } from './workflow-outbox';
 import type { DispatchRow } from '../outbox/outbox-store';
+import type { HealthMark } from '../accounts/integration-health-store';
 
 interface UnmatchedCount {
   organisation_id: string;
@@ -27,6 +28,8 @@ export interface DeliveryWrite {
   items: object[];
   counters: UnmatchedCount[];
   dispatches: DispatchRow[];
+  /** The verified delivery's mark on its integration's health (a webhook's; none otherwise). */
+  health: HealthMark[];
 }
 
 /**
@@ -52,7 +55,7 @@ export function deliveryWrite(orgId: string, entries: NewEntry[], dispatches: Ne
   const counters = entries.flatMap((entry) => entry.items.filter((item) => item.outcome === 'unmatched').map((item) => ({
     organisation_id: orgId, platform: entry.platform, sku: item.sku ?? '', count: 1, last_seen_at: receivedAt,
   })));
-  return { deliveries, items, counters, dispatches: dispatchRows(dispatches) };
+  return { deliveries, items, counters, dispatches: dispatchRows(dispatches), health: [] };
 }
 
 /**
@@ -84,6 +87,7 @@ export async function recordDeliveries(em: EntityManager, writes: DeliveryWrite[
     items: writes.flatMap((w) => w.items),
     counters: mergedCounters(writes.flatMap((w) => w.counters)),
     dispatches: writes.flatMap((w) => w.dispatches),
+    health: writes.flatMap((w) => w.health),
   });
 }
 

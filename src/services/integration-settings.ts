@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { configuredPlatforms, integrationsNotLike, replaceIntegrationValue, upsertIntegration } from '../accounts/integration-store';
+import { healthOf, type HealthRow } from '../accounts/integration-health-store';
+import { REFUSAL_REASONS } from '../domain/integration-health';
 import { NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
 import type { KeyRing } from '../security/key-ring';
@@ -17,6 +19,34 @@ export const IntegrationJsonSchema = z.object({
   note: z.string().optional().describe('what the seller must still do with the URL, where something is needed'),
 });
 export type IntegrationJson = z.infer<typeof IntegrationJsonSchema>;
+
+const isoTime = (what: string) => z.string().nullable().describe(`${what} (ISO 8601, UTC), or null when there has been none`);
+
+/** What the front door saw of a platform's deliveries lately (decisions §15). */
+export const IntegrationHealthSchema = z.object({
+  lastVerifiedAt: isoTime('when the last delivery with a good signature arrived'),
+  lastRefusedAt: isoTime('when the last delivery was refused'),
+  lastRefusalReason: z.enum(REFUSAL_REASONS).nullable().describe('why the last refused delivery was refused'),
+  verified24h: z.number().int().describe('deliveries verified in the last 24 hours (hourly buckets: the current hour and the 23 before)'),
+  refused24h: z.number().int().describe('deliveries refused in the last 24 hours (same buckets)'),
+});
+export type IntegrationHealthJson = z.infer<typeof IntegrationHealthSchema>;
+
+/** An element of the integrations list: the platform's settings and its health. */
+export const IntegrationListItemSchema = IntegrationJsonSchema.extend({ health: IntegrationHealthSchema });
+export type IntegrationListItem = z.infer<typeof IntegrationListItemSchema>;
+
+const NO_DELIVERIES: IntegrationHealthJson = { lastVerifiedAt: null, lastRefusedAt: null, lastRefusalReason: null, verified24h: 0, refused24h: 0 };
+
+function healthJson(row: HealthRow): IntegrationHealthJson {
+  return {
+    lastVerifiedAt: row.last_verified_at,
+    lastRefusedAt: row.last_refused_at,
+    lastRefusalReason: row.last_refusal_reason,
+    verified24h: row.verified,
+    refused24h: row.refused,
+  };
+}
 
 /** The shortest integration secret accepted. */
 export const MIN_SECRET_LENGTH = 16;
@@ -42,10 +72,14 @@ function integrationJson(baseUrl: string, orgId: string, platform: Platform, con
   return { platform, configured, webhookUrl: `${baseUrl}${webhookPath(adapter, orgId)}`, ...(note ? { note } : {}) };
 }
 
-/** Every platform, each configured or not. */
-export async function listIntegrations(em: EntityManager, orgId: string, baseUrl: string): Promise<IntegrationJson[]> {
+/** Every platform, each configured or not, with its health as of `now`. */
+export async function listIntegrations(em: EntityManager, orgId: string, baseUrl: string, now: Date): Promise<IntegrationListItem[]> {
   const configured = new Set(await configuredPlatforms(em, orgId));
-  return ADAPTERS.map(({ platform }) => integrationJson(baseUrl, orgId, platform, configured.has(platform)));
+  const health = new Map((await healthOf(em, orgId, now)).map((row) => [row.platform, healthJson(row)]));
+  return ADAPTERS.map(({ platform }) => ({
+    ...integrationJson(baseUrl, orgId, platform, configured.has(platform)),
+    health: health.get(platform) ?? NO_DELIVERIES,
+  }));
 }
 
 /**

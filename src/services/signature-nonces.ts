@@ -3,6 +3,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { UnauthorizedError } from '../domain/errors';
 import { firstBodyOfNonce } from '../deliveries/delivery-store';
 
+/** A signed value already used with another body: the 401 of a replay (the seller sees it as `signed value replayed`). */
+export class ReplayRefusedError extends UnauthorizedError {
+  constructor() {
+    super('this signature was already used with another body: replay refused');
+  }
+}
+
 const sha256 = (value: string | Buffer): Buffer => createHash('sha256').update(value).digest();
 
 /**
@@ -24,6 +31,6 @@ export async function claimSignedNonce(
   const bodySha256 = sha256(rawBody);
   const firstBody = await firstBodyOfNonce(tx, { orgId: key.orgId, platform: key.platform, nonceSha256: sha256(key.nonce) }, bodySha256, now);
   if (!firstBody.equals(bodySha256)) {
-    throw new UnauthorizedError('this signature was already used with another body: replay refused');
+    throw new ReplayRefusedError();
   }
 }

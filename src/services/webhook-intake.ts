@@ -9,6 +9,12 @@
  *
  * Failures are DomainErrors, so the one error handler answers them: unknown organisation 404,
  * not configured or bad signature 401 (nothing recorded), verified but unreadable 400.
+ *
+ * Integration health (decisions §15): a verified delivery counts in the statement that records it
+ * (an ignored event in an upsert of its own); a refusal with a named reason (not configured, the
+ * adapter's signature refusal, a replayed signed value, an unreadable verified body) costs one
+ * upsert and keeps nothing of the body. Not counted: an unknown organisation, a shared-route body
+ * unreadable before any secret could be chosen, and a verified delivery told to retry for backlog.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
@@ -38,10 +44,12 @@ import {
 import { adapters } from '../webhooks/registry';
 import { skuMatches, type SkuMatchRow } from '../catalogue/catalogue-store';
 import { deliveryWrite, recordDeliveries, type DeliveryWrite } from './delivery-log';
-import { claimSignedNonce } from './signature-nonces';
+import { claimSignedNonce, ReplayRefusedError } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
 import { candidateByOrganisation, candidatesBySharedRoute, type CandidateRow } from '../accounts/integration-store';
+import { recordRefusal, recordVerified, verifiedMark } from '../accounts/integration-health-store';
+import type { RefusalReason, SignatureRefusal } from '../domain/integration-health';
 
 export interface IntakeDeps {
   orm: Orm;
@@ -143,6 +151,17 @@ function isConfigured(secrets: IntegrationSecrets | null): secrets is Integratio
   return Boolean(secrets?.secret || secrets?.privateKey);
 }
 
+/** The first candidate whose secret verifies the delivery, else why it was refused (the last one tried). */
+function firstVerifying(adapter: PlatformAdapter, configured: Candidate[], request: WebhookRequest, now: Date): Candidate | SignatureRefusal {
+  let refusal: SignatureRefusal = 'signature mismatch';
+  for (const candidate of configured) {
+    const check = adapter.verify(request, candidate.secrets!, now);
+    if (check === 'verified') return candidate;
+    refusal = check;
+  }
+  return refusal;
+}
+
 /** SKUs → their products in this organisation, for SKUs the candidate query did not look up. */
 async function matchSkus(em: EntityManager, orgId: string, skus: string[]): Promise<Map<string, MatchedProduct>> {
   return matchesOf(await skuMatches(em, orgId, skus));
@@ -164,42 +183,76 @@ export async function receiveDelivery(
   const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp);
   if (adapter.isUnsignedPing?.(request)) return [];
 
-  const configured = candidates.filter((c) => isConfigured(c.secrets));
-  if (configured.length === 0) throw new UnauthorizedError(`the ${target.platform} integration is not configured`);
   const now = deps.clock();
-  const org = configured.find((c) => adapter.verify(request, c.secrets!, now));
-  if (!org) throw new UnauthorizedError('invalid or missing signature');
+  const { platform } = target;
+  // A refusal is counted for the organisation the delivery was addressed to, and only when that
+  // is one: always on a per-organisation path; on a shared route only when a single organisation
+  // could be meant, so an unsigned request naming several cannot mark (or tell of) any of them.
+  const addressee = candidates.length === 1 ? candidates[0].orgId : null;
+  const refuse = async (orgId: string | null, reason: RefusalReason, error: Error): Promise<never> => {
+    if (orgId !== null) await recordRefusal(em, { orgId, platform, reason, at: now });
+    throw error;
+  };
+
+  const configured = candidates.filter((c) => isConfigured(c.secrets));
+  if (configured.length === 0) {
+    return refuse(addressee, 'integration not configured', new UnauthorizedError(`the ${platform} integration is not configured`));
+  }
+  const verified = firstVerifying(adapter, configured, request, now);
+  if (typeof verified === 'string') return refuse(addressee, verified, new UnauthorizedError('invalid or missing signature'));
+  const org = verified;
+  const unreadableBody = (message: string) => refuse(org.orgId, 'body unreadable', new ValidationError(message));
 
   if (!early.ok) {
-    if (early.error instanceof WebhookParseError) throw new ValidationError(early.error.message);
+    if (early.error instanceof WebhookParseError) return unreadableBody(early.error.message);
     throw early.error;
   }
   const { parsed } = early;
-  if (parsed.kind === 'ignored') return [];
+  if (parsed.kind === 'ignored') {
+    await recordVerified(em, { orgId: org.orgId, platform, at: now });
+    return [];
+  }
   // Past its share of the outbox an organisation's flood waits at its platform (which retries a
-  // 503), not in front of other organisations' sales; only a verified delivery learns of it.
+  // 503), not in front of other organisations' sales; only a verified delivery learns of it. Not
+  // counted either way: the platform delivers it again.
   if (org.backlogFull) {
     throw new BusyError('too many of this organisation\'s deliveries are waiting to start, please retry', BACKLOG_RETRY_AFTER_SECONDS);
   }
   const orders = ordersOf(parsed);
   const revocations = revocationsOf(parsed);
   const problem = [...orders.map(unreadable), ...revocations.map(unreadableRevocation)].find((p) => p !== null);
-  if (problem) throw new ValidationError(problem);
+  if (problem) return unreadableBody(problem);
 
   const skus = skusOf(parsed);
   const matches = skus.every((sku) => lookedUp.includes(sku)) ? org.matches : await matchSkus(em, org.orgId, skus);
-  const plan = planIntake(org, target.platform, orders, revocations, matches, now);
-  const write = deliveryWrite(org.orgId, plan.entries, plan.dispatches, now);
+  const plan = planIntake(org, platform, orders, revocations, matches, now);
+  // The verified count commits in the statement that records the delivery: no round trip of its own.
+  const write = { ...deliveryWrite(org.orgId, plan.entries, plan.dispatches, now), health: [verifiedMark(org.orgId, platform, now)] };
   const nonce = adapter.signedNonce?.(request);
   if (nonce === undefined) {
     await deps.record(write);
   } else {
-    // The nonce and the delivery commit together, so a replayed request is refused or recorded, never both.
-    await em.transactional(async (tx) => {
-      await claimSignedNonce(tx, { orgId: org.orgId, platform: target.platform, nonce }, request.rawBody, now);
-      await recordDeliveries(tx, [write]);
-    });
+    try {
+      // The nonce and the delivery commit together, so a replayed request is refused or recorded, never both.
+      await em.transactional(async (tx) => {
+        await claimSignedNonce(tx, { orgId: org.orgId, platform, nonce }, request.rawBody, now);
+        await recordDeliveries(tx, [write]);
+      });
+    } catch (error) {
+      // Counted after the rollback, which took everything of the transaction with it.
+      if (error instanceof ReplayRefusedError) return refuse(org.orgId, 'signed value replayed', error);
+      throw error;
+    }
   }
   if (plan.dispatches.length > 0) deps.onRecorded();
   return plan.entries.map((e) => e.id);
+}
+
+/**
+ * Counts a body refused for its size (413, answered by Fastify before the handler runs) for the
+ * organisation of a per-organisation path; a shared route's body, never read, names nobody.
+ */
+export async function countOversizedBody(deps: Pick<IntakeDeps, 'orm' | 'clock'>, target: IntakeTarget): Promise<void> {
+  if (adapters[target.platform].routing.kind !== 'per-organisation' || target.orgId === null || !isUuid(target.orgId)) return;
+  await recordRefusal(deps.orm.em.fork(), { orgId: target.orgId, platform: target.platform, reason: 'body too large', at: deps.clock() });
 }

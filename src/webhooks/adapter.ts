@@ -1,3 +1,4 @@
+import type { SignatureCheck } from '../domain/integration-health';
 import type { Platform } from '../domain/platforms';
 
 /** One order line as the platform sent it. The front door resolves `sku` to a product. */
@@ -137,8 +138,11 @@ export interface PlatformAdapter<P extends Platform = Platform> {
   readonly routing: PlatformRouting;
   /** What the seller must still do with the webhook URL, or null when pasting it is enough. */
   readonly setupNote: string | null;
-  /** Constant-time check of the platform's signature over the exact raw bytes. */
-  verify(request: WebhookRequest, secrets: IntegrationSecrets, now: Date): boolean;
+  /**
+   * Constant-time check of the platform's signature over the exact raw bytes: `verified`, or which
+   * refusal applies (the seller sees it on the Integrations page; the platform is told no more).
+   */
+  verify(request: WebhookRequest, secrets: IntegrationSecrets, now: Date): SignatureCheck;
   parse(request: WebhookRequest): ParseResult;
   /**
    * For a signature that does not cover the body (reseller-d-classic: md5 of its security data and

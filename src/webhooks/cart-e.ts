@@ -11,7 +11,7 @@ import type { ParseResult, PlatformAdapter } from './adapter';
 import { currencyOf, formBody, minorAmount, quantityOf } from './fields';
 import { field, requireField } from './form';
 import { partialRefund } from './revocation';
-import { configured, safeEqual } from './signature';
+import { configured, matched, safeEqual } from './signature';
 
 /** Resources whose ping is read; any other (cancellation, dispute_won, subscription_*) is ignored. */
 const READ_RESOURCES = new Set(['sale', 'refund', 'dispute']);
@@ -45,11 +45,13 @@ export const cartE: PlatformAdapter<'cart-e'> = {
   routing: { kind: 'per-organisation' },
   setupNote: 'append ?secret=<your secret> to this URL where cart E asks for it: cart E sends the secret in the query string',
 
+  // The URL's ?secret= stands for the signature header: without it, the header is missing.
   verify(request, secrets) {
     const secret = configured(secrets.secret);
     const sent = request.query?.secret;
-    if (secret === undefined || typeof sent !== 'string' || sent === '') return false;
-    return safeEqual(sent, secret);
+    if (typeof sent !== 'string' || sent === '') return 'signature header missing';
+    if (secret === undefined) return 'signature mismatch';
+    return matched(safeEqual(sent, secret));
   },
 
   parse(request) {

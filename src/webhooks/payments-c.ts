@@ -31,6 +31,7 @@ import {
 } from './fields';
 import { partialRefund } from './revocation';
 import { configured, headerValue, hmacSha256, safeEqual } from './signature';
+import type { SignatureCheck } from '../domain/integration-health';
 
 export const PAYMENTS_C_HEADERS = ['paymentsc-signature', 'stripe-signature'];
 export const PAYMENTS_C_TOLERANCE_SECONDS = 300;
@@ -55,21 +56,25 @@ export function parseSignatureHeader(value: string): { timestamp: number | null;
   return { timestamp, signatures };
 }
 
-function verify(request: WebhookRequest, secret: string | undefined, now: Date): boolean {
-  if (secret === undefined) return false;
+/**
+ * A stale timestamp is named only when a signature over it matches: the platform signed it, so the
+ * delivery came late or this server's clock is off. Otherwise the secret or the body is wrong, and
+ * the time says nothing about that.
+ */
+function verify(request: WebhookRequest, secret: string | undefined, now: Date): SignatureCheck {
   const header = headerValue(request.headers, ...PAYMENTS_C_HEADERS);
-  if (header === undefined) return false;
+  if (header === undefined) return 'signature header missing';
   const { timestamp, signatures } = parseSignatureHeader(header);
-  if (timestamp === null || signatures.length === 0) return false;
-  const nowSeconds = Math.floor(now.getTime() / 1000);
-  if (!(Math.abs(nowSeconds - timestamp) <= PAYMENTS_C_TOLERANCE_SECONDS)) return false;
+  if (secret === undefined || timestamp === null || signatures.length === 0) return 'signature mismatch';
   const expected = hmacSha256(secret, [`${timestamp}.`, request.rawBody]).toString('hex');
   let matched = false;
   for (const signature of signatures) {
     // Check every candidate: no early exit that would tell which one matched.
     if (safeEqual(signature.toLowerCase(), expected)) matched = true;
   }
-  return matched;
+  if (!matched) return 'signature mismatch';
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  return Math.abs(nowSeconds - timestamp) <= PAYMENTS_C_TOLERANCE_SECONDS ? 'verified' : 'timestamp outside tolerance';
 }
 
 /** SKUs from our own metadata convention: `skus` (comma-separated), else `sku`. */

@@ -9,7 +9,7 @@
 import type { NormalizedLine, PlatformAdapter, WebhookRequest } from './adapter';
 import { currencyOf, decimalAmount, joinName, formBody, quantityOf } from './fields';
 import { field, requireField } from './form';
-import { configured, headerValue, md5Hex, safeEqual } from './signature';
+import { configured, headerValue, matched, md5Hex, safeEqual } from './signature';
 
 export const RESELLER_D_CLASSIC_HEADERS = { data: 'x-security-data', hash: 'x-security-hash' };
 
@@ -45,10 +45,10 @@ export const resellerDClassic: PlatformAdapter<'reseller-d-classic'> = {
 
   verify(request, secrets) {
     const key = configured(secrets.privateKey) ?? configured(secrets.secret);
-    if (key === undefined) return false;
     const pair = securityPair(request);
-    if (pair === undefined) return false;
-    return safeEqual(pair.hash.toLowerCase(), md5Hex(pair.data + key));
+    if (pair === undefined) return 'signature header missing';
+    if (key === undefined) return 'signature mismatch';
+    return matched(safeEqual(pair.hash.toLowerCase(), md5Hex(pair.data + key)));
   },
 
   parse(request) {

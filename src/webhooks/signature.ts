@@ -3,6 +3,7 @@
  * shared secret goes through `safeEqual` (constant time once the lengths match).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { SignatureCheck } from '../domain/integration-health';
 import type { WebhookRequest } from './adapter';
 
 type Bytes = Buffer | string;
@@ -52,13 +53,19 @@ export function configured(secret: string | null | undefined): string | undefine
   return typeof secret === 'string' && secret !== '' ? secret : undefined;
 }
 
+/** The answer of a constant-time comparison, as a signature check names it. */
+export function matched(equal: boolean): SignatureCheck {
+  return equal ? 'verified' : 'signature mismatch';
+}
+
 /**
  * The check shared by storefront-a, plugin-b and reseller-d: a header carrying
- * base64(HMAC-SHA256(key, raw body)). The header text is compared as sent (strict base64).
+ * base64(HMAC-SHA256(key, raw body)). The header text is compared as sent (strict base64). Without
+ * a key nothing can match (the front door tries configured integrations only).
  */
-export function verifyBase64Hmac(request: WebhookRequest, key: string | undefined, headerNames: string[]): boolean {
-  if (key === undefined) return false;
+export function verifyBase64Hmac(request: WebhookRequest, key: string | undefined, headerNames: string[]): SignatureCheck {
   const sent = headerValue(request.headers, ...headerNames);
-  if (sent === undefined) return false;
-  return safeEqual(sent, hmacSha256(key, request.rawBody).toString('base64'));
+  if (sent === undefined) return 'signature header missing';
+  if (key === undefined) return 'signature mismatch';
+  return matched(safeEqual(sent, hmacSha256(key, request.rawBody).toString('base64')));
 }

@@ -8,7 +8,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
+import { countOversizedBody, receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
+import { isPlatform } from '../../domain/platforms';
 import { recordDeliveries, type DeliveryWrite } from '../../services/delivery-log';
 import { GroupCommit } from '../../db/group-commit';
 import { ConcurrencyGate } from '../../security/concurrency-gate';
@@ -101,6 +102,16 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       deps.metrics.webhookAcks.inc({ platform: platformOf(request), status: String(reply.statusCode) });
     });
     app.addHook('onRequestAbort', release);
+    // A body past the limit never reaches the handler: its refusal is counted here, before the 413
+    // goes out. The answer is the same whether or not the count could be written.
+    app.addHook('onError', async (request, _reply, error) => {
+      const platform = platformOf(request);
+      if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE' || !isPlatform(platform)) return;
+      const orgId = (request.params as { orgId?: string }).orgId ?? null;
+      await countOversizedBody(intake, { platform, orgId }).catch((failure: unknown) => {
+        request.log.warn({ err: failure }, 'a delivery refused for its size could not be counted');
+      });
+    });
 
     // Only in this scope: every content type (JSON, form, none, anything) arrives as a Buffer.
     app.removeAllContentTypeParsers();

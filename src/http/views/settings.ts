@@ -3,7 +3,8 @@ import type { Role } from '../../domain/statuses';
 import type { ApiKeyInfo } from '../../services/api-keys';
 import type { AttemptJson, EndpointJson } from '../../events/outbound-events';
 import { EVENT_TYPES, type EventType } from '../../domain/outbound-events';
-import type { IntegrationJson } from '../../services/integration-settings';
+import type { RefusalReason } from '../../domain/integration-health';
+import type { IntegrationHealthJson, IntegrationListItem } from '../../services/integration-settings';
 import type { OrganisationSettings } from '../../services/organisation-settings';
 import type { TeamMember } from '../../services/team';
 import type { ActiveSession } from '../../services/user-sessions';
@@ -121,11 +122,37 @@ export function organisationPage(ctx: PageContext, settings: OrganisationSetting
 </section>`);
 }
 
-function integrationPanel(i: IntegrationJson): SafeHtml {
+/** What a seller does about each refusal (the README's Webhooks section says more). */
+const REFUSAL_ADVICE: Record<RefusalReason, string> = {
+  'signature mismatch': 'the secret saved here differs from the one the platform signs with: copy it again from the platform',
+  'signature header missing': 'the request carried no signature: check that the URL belongs to this platform (cart-e: that it ends with ?secret=)',
+  'timestamp outside tolerance': 'the signature was more than 5 minutes old or ahead: the delivery came late, or a clock is wrong',
+  'signed value replayed': 'a signature already used with another body was sent again: nothing to do if it was not sent by the platform',
+  'integration not configured': 'deliveries arrive but no secret is saved: set it below',
+  'body too large': 'the body was over 1 MiB: an order notification should be far smaller',
+  'body unreadable': 'the signature was good but the body could not be read: the platform sends a format this service does not know',
+};
+
+/** The integration's deliveries lately: last verified, last refused and why, and the 24-hour counts. */
+function healthPart(id: string, health: IntegrationHealthJson): SafeHtml {
+  if (health.lastVerifiedAt === null && health.lastRefusedAt === null) {
+    return html`<p class="muted small" data-testid="${id}-health">Deliveries: no deliveries yet.</p>`;
+  }
+  const reason = health.lastRefusalReason;
+  return html`<dl class="facts" data-testid="${id}-health">
+    <dt>Last verified delivery</dt><dd data-health="last-verified">${when(health.lastVerifiedAt)}</dd>
+    <dt>Last refusal</dt><dd data-health="last-refused">${health.lastRefusedAt === null ? html`<span class="muted">none</span>`
+      : html`${when(health.lastRefusedAt)} ${reason === null ? '' : html`${badge('error', reason)} <span class="muted small">${REFUSAL_ADVICE[reason]}.</span>`}`}</dd>
+    <dt>Last 24 hours</dt><dd data-health="counts">${health.verified24h} verified, ${health.refused24h} refused</dd>
+  </dl>`;
+}
+
+function integrationPanel(i: IntegrationListItem): SafeHtml {
   const id = i.platform;
   const { secretField: secret, routing } = adapters[i.platform];
   return html`<section class="panel" aria-labelledby="${id}-heading" data-platform="${id}">
   <h2 id="${id}-heading">${id} ${i.configured ? badge('success', 'configured') : badge('pending', 'not configured')}</h2>
+  ${healthPart(id, i.health)}
   <label for="${id}-url">Webhook URL</label>
   <div class="copy-row"><input id="${id}-url" value="${i.webhookUrl}" readonly>
     <button type="button" data-copy="${id}-url" aria-label="Copy the ${id} webhook URL">Copy</button></div>
@@ -141,7 +168,7 @@ function integrationPanel(i: IntegrationJson): SafeHtml {
 </section>`;
 }
 
-export function integrationsPage(ctx: PageContext, integrations: IntegrationJson[]): string {
+export function integrationsPage(ctx: PageContext, integrations: IntegrationListItem[]): string {
   return settingsPage(ctx, 'integrations', 'Integrations', html`
 <p>Give each sales platform its webhook URL, and enter here the secret it signs with. Secrets are never shown again;
   saving a new one replaces the old one at once.</p>

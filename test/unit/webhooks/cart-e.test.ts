@@ -20,19 +20,19 @@ function withForm(extra: Record<string, string | null>, from: Buffer = body): Bu
 describe('cart-e verify', () => {
   it('accepts the secret in the query', () => {
     expect(body.length).toBe(778);
-    expect(cartE.verify(request(body, {}, { secret: SECRET }), { secret: SECRET }, now)).toBe(true);
+    expect(cartE.verify(request(body, {}, { secret: SECRET }), { secret: SECRET }, now)).toBe('verified');
     const signed = signFor('cart-e', body, { secret: SECRET });
-    expect(cartE.verify(request(body, signed.headers, signed.query), { secret: SECRET }, now)).toBe(true);
+    expect(cartE.verify(request(body, signed.headers, signed.query), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('refuses a wrong, missing or empty secret', () => {
-    expect(cartE.verify(request(body, {}, { secret: 'test-secret-cart-f' }), { secret: SECRET }, now)).toBe(false);
-    expect(cartE.verify(request(body, {}, { secret: SECRET.slice(0, -1) }), { secret: SECRET }, now)).toBe(false);
-    expect(cartE.verify(request(body, {}, {}), { secret: SECRET }, now)).toBe(false);
-    expect(cartE.verify(request(body, {}, { secret: '' }), { secret: '' }, now)).toBe(false);
-    expect(cartE.verify(request(body, {}, { secret: SECRET }), {}, now)).toBe(false);
+    expect(cartE.verify(request(body, {}, { secret: 'test-secret-cart-f' }), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(cartE.verify(request(body, {}, { secret: SECRET.slice(0, -1) }), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(cartE.verify(request(body, {}, {}), { secret: SECRET }, now)).toBe('signature header missing');
+    expect(cartE.verify(request(body, {}, { secret: '' }), { secret: '' }, now)).toBe('signature header missing');
+    expect(cartE.verify(request(body, {}, { secret: SECRET }), {}, now)).toBe('signature mismatch');
     // A secret in the body or a header does not count.
-    expect(cartE.verify(request(withForm({ secret: SECRET }), { secret: SECRET }), { secret: SECRET }, now)).toBe(false);
+    expect(cartE.verify(request(withForm({ secret: SECRET }), { secret: SECRET }), { secret: SECRET }, now)).toBe('signature header missing');
   });
 });
 
@@ -136,7 +136,7 @@ describe('cart-e refund and dispute pings', () => {
   });
 
   it('is authenticated like a sale ping', () => {
-    expect(cartE.verify(request(refunded, {}, { secret: SECRET }), { secret: SECRET }, now)).toBe(true);
+    expect(cartE.verify(request(refunded, {}, { secret: SECRET }), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('throws WebhookParseError without a sale id', () => {

@@ -22,38 +22,46 @@ describe('payments-c verify', () => {
   it('accepts the documented vector with the clock at t + 10 s, under both header names', () => {
     expect(body.length).toBe(2853);
     const value = `t=${T},v1=${V1}`;
-    expect(paymentsC.verify(request(body, { 'stripe-signature': value }), { secret: SECRET }, now)).toBe(true);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, now)).toBe(true);
+    expect(paymentsC.verify(request(body, { 'stripe-signature': value }), { secret: SECRET }, now)).toBe('verified');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('accepts any of several v1 values (secret rotation) and ignores v0 and unknown keys', () => {
     const old = sign(body, T, 'whsec_old');
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v1=${old},v1=${V1},v0=abc,x=1` }), { secret: SECRET }, now)).toBe(true);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T}, v1=${V1}, v1=${old}` }), { secret: SECRET }, now)).toBe(true);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v1=${old}` }), { secret: 'whsec_old' }, now)).toBe(true);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v0=${V1}` }), { secret: SECRET }, now)).toBe(false);
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v1=${old},v1=${V1},v0=abc,x=1` }), { secret: SECRET }, now)).toBe('verified');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T}, v1=${V1}, v1=${old}` }), { secret: SECRET }, now)).toBe('verified');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v1=${old}` }), { secret: 'whsec_old' }, now)).toBe('verified');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v0=${V1}` }), { secret: SECRET }, now)).toBe('signature mismatch');
   });
 
-  it('refuses stale and far-future timestamps, and the vector at the real clock', () => {
+  it('names stale and far-future timestamps, and the vector at the real clock, outside tolerance', () => {
     const value = `t=${T},v1=${V1}`;
     const at = (seconds: number) => new Date((T + seconds) * 1000);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(300))).toBe(true);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(301))).toBe(false);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(-300))).toBe(true);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(-301))).toBe(false);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, new Date())).toBe(false);
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(300))).toBe('verified');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(301))).toBe('timestamp outside tolerance');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(-300))).toBe('verified');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, at(-301))).toBe('timestamp outside tolerance');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: SECRET }, new Date())).toBe('timestamp outside tolerance');
   });
 
   it('refuses a flipped byte, a wrong secret, a changed t, a missing header or secret, a malformed header', () => {
     const value = `t=${T},v1=${V1}`;
-    expect(paymentsC.verify(request(flipped(body, 1000), { 'paymentsc-signature': value }), { secret: SECRET }, now)).toBe(false);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: 'whsec_other' }, now)).toBe(false);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T + 1},v1=${V1}` }), { secret: SECRET }, now)).toBe(false);
-    expect(paymentsC.verify(request(body, {}), { secret: SECRET }, now)).toBe(false);
-    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), {}, now)).toBe(false);
-    for (const bad of [V1, `v1=${V1}`, `t=,v1=${V1}`, `t=abc,v1=${V1}`, `t=${T}`, `t=${T},v1=`, '', ',,,']) {
-      expect(paymentsC.verify(request(body, { 'paymentsc-signature': bad }), { secret: SECRET }, now)).toBe(false);
+    expect(paymentsC.verify(request(flipped(body, 1000), { 'paymentsc-signature': value }), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), { secret: 'whsec_other' }, now)).toBe('signature mismatch');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T + 1},v1=${V1}` }), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(paymentsC.verify(request(body, {}), { secret: SECRET }, now)).toBe('signature header missing');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': value }), {}, now)).toBe('signature mismatch');
+    for (const bad of [V1, `v1=${V1}`, `t=,v1=${V1}`, `t=abc,v1=${V1}`, `t=${T}`, `t=${T},v1=`, ',,,']) {
+      expect(paymentsC.verify(request(body, { 'paymentsc-signature': bad }), { secret: SECRET }, now)).toBe('signature mismatch');
     }
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': '' }), { secret: SECRET }, now)).toBe('signature header missing');
+  });
+
+  it('names a stale timestamp only when a signature over it matches', () => {
+    const late = new Date((T + 3600) * 1000);
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v1=${V1}` }), { secret: SECRET }, late)).toBe('timestamp outside tolerance');
+    expect(paymentsC.verify(request(body, { 'paymentsc-signature': `t=${T},v1=${V1}` }), { secret: 'whsec_other' }, late)).toBe('signature mismatch');
+    expect(paymentsC.verify(request(flipped(body, 10), { 'paymentsc-signature': `t=${T},v1=${V1}` }), { secret: SECRET }, late)).toBe('signature mismatch');
   });
 
   it('parses the header pairs', () => {
@@ -64,9 +72,9 @@ describe('payments-c verify', () => {
     const raw = edited('payments-c.json', (b) => (b.livemode = false));
     const secrets = { secret: 'whsec_another' };
     const signed = signFor('payments-c', raw, secrets);
-    expect(paymentsC.verify(request(raw, signed.headers), secrets, new Date())).toBe(true);
+    expect(paymentsC.verify(request(raw, signed.headers), secrets, new Date())).toBe('verified');
     const old = signFor('payments-c', raw, secrets, Math.floor(Date.now() / 1000) - 301);
-    expect(paymentsC.verify(request(raw, old.headers), secrets, new Date())).toBe(false);
+    expect(paymentsC.verify(request(raw, old.headers), secrets, new Date())).toBe('timestamp outside tolerance');
   });
 });
 
@@ -260,7 +268,7 @@ describe('payments-c refunds and disputes', () => {
     const secrets = { secret: SECRET };
     for (const sample of [fullRefund, partialRefund, dispute]) {
       const signed = signFor('payments-c', sample, secrets);
-      expect(paymentsC.verify(request(sample, signed.headers), secrets, new Date())).toBe(true);
+      expect(paymentsC.verify(request(sample, signed.headers), secrets, new Date())).toBe('verified');
     }
   });
 

@@ -14,16 +14,16 @@ const refunded = webhookSample('plugin-b.refunded.json');
 describe('plugin-b verify', () => {
   it('accepts the documented vector under the platform alias and the spec header', () => {
     expect(body.length).toBe(2906);
-    expect(pluginB.verify(request(body, { 'x-wc-webhook-signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
-    expect(pluginB.verify(request(body, { 'x-pluginb-webhook-signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
+    expect(pluginB.verify(request(body, { 'x-wc-webhook-signature': VECTOR }), { secret: SECRET }, now)).toBe('verified');
+    expect(pluginB.verify(request(body, { 'x-pluginb-webhook-signature': VECTOR }), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('refuses a flipped byte, a wrong secret, a missing header or secret', () => {
     const headers = { 'x-pluginb-webhook-signature': VECTOR };
-    expect(pluginB.verify(request(flipped(body, 2000), headers), { secret: SECRET }, now)).toBe(false);
-    expect(pluginB.verify(request(body, headers), { secret: 'test-secret-plugin-c' }, now)).toBe(false);
-    expect(pluginB.verify(request(body, {}), { secret: SECRET }, now)).toBe(false);
-    expect(pluginB.verify(request(body, headers), {}, now)).toBe(false);
+    expect(pluginB.verify(request(flipped(body, 2000), headers), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(pluginB.verify(request(body, headers), { secret: 'test-secret-plugin-c' }, now)).toBe('signature mismatch');
+    expect(pluginB.verify(request(body, {}), { secret: SECRET }, now)).toBe('signature header missing');
+    expect(pluginB.verify(request(body, headers), {}, now)).toBe('signature mismatch');
   });
 
   it('keys the HMAC with the entity-decoded secret, like wp_specialchars_decode(ENT_QUOTES)', () => {
@@ -33,15 +33,15 @@ describe('plugin-b verify', () => {
     expect(wpSpecialcharsDecode('plain-secret')).toBe('plain-secret');
     const raw = Buffer.from('{"id":1,"status":"processing","line_items":[]}');
     const signature = createHmac('sha256', decoded).update(raw).digest('base64');
-    expect(pluginB.verify(request(raw, { 'x-wc-webhook-signature': signature }), { secret }, now)).toBe(true);
+    expect(pluginB.verify(request(raw, { 'x-wc-webhook-signature': signature }), { secret }, now)).toBe('verified');
     const undecoded = createHmac('sha256', secret).update(raw).digest('base64');
-    expect(pluginB.verify(request(raw, { 'x-wc-webhook-signature': undecoded }), { secret }, now)).toBe(false);
+    expect(pluginB.verify(request(raw, { 'x-wc-webhook-signature': undecoded }), { secret }, now)).toBe('signature mismatch');
   });
 
   it('accepts a body re-signed with the test helper', () => {
     const raw = edited('plugin-b.json', (b) => (b.status = 'completed'));
     const signed = signFor('plugin-b', raw, { secret: SECRET });
-    expect(pluginB.verify(request(raw, signed.headers), { secret: SECRET }, now)).toBe(true);
+    expect(pluginB.verify(request(raw, signed.headers), { secret: SECRET }, now)).toBe('verified');
   });
 });
 
@@ -128,7 +128,7 @@ describe('plugin-b refunds (status refunded or cancelled)', () => {
 
   it('is signed like an order', () => {
     const signed = signFor('plugin-b', refunded, { secret: SECRET });
-    expect(pluginB.verify(request(refunded, signed.headers), { secret: SECRET }, now)).toBe(true);
+    expect(pluginB.verify(request(refunded, signed.headers), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('throws WebhookParseError when the refunded order has no id', () => {

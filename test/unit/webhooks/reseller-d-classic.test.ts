@@ -20,31 +20,31 @@ function withForm(extra: Record<string, string>, base = body.toString()): Buffer
 describe('reseller-d-classic verify', () => {
   it('accepts the documented vector from the headers', () => {
     expect(body.length).toBe(449);
-    expect(resellerDClassic.verify(request(body, headers), { privateKey: KEY }, now)).toBe(true);
-    expect(resellerDClassic.verify(request(body, { ...headers, 'x-security-hash': HASH.toUpperCase() }), { privateKey: KEY }, now)).toBe(true);
+    expect(resellerDClassic.verify(request(body, headers), { privateKey: KEY }, now)).toBe('verified');
+    expect(resellerDClassic.verify(request(body, { ...headers, 'x-security-hash': HASH.toUpperCase() }), { privateKey: KEY }, now)).toBe('verified');
   });
 
   it('accepts the pair from the form fields', () => {
     const raw = withForm({ security_data: DATA, security_hash: HASH });
-    expect(resellerDClassic.verify(request(raw), { privateKey: KEY }, now)).toBe(true);
+    expect(resellerDClassic.verify(request(raw), { privateKey: KEY }, now)).toBe('verified');
     const spaced = withForm({ security_data: '2026 01 02', security_hash: createHash('md5').update(`2026 01 02${KEY}`).digest('hex') });
-    expect(resellerDClassic.verify(request(spaced), { privateKey: KEY }, now)).toBe(true);
+    expect(resellerDClassic.verify(request(spaced), { privateKey: KEY }, now)).toBe('verified');
   });
 
   it('refuses a wrong key, a changed data or hash, a missing pair or key', () => {
-    expect(resellerDClassic.verify(request(body, headers), { privateKey: 'other' }, now)).toBe(false);
-    expect(resellerDClassic.verify(request(body, { ...headers, 'x-security-data': '1767352800001' }), { privateKey: KEY }, now)).toBe(false);
-    expect(resellerDClassic.verify(request(body, { ...headers, 'x-security-hash': HASH.replace('e3', 'e4') }), { privateKey: KEY }, now)).toBe(false);
-    expect(resellerDClassic.verify(request(body, { 'x-security-hash': HASH }), { privateKey: KEY }, now)).toBe(false);
-    expect(resellerDClassic.verify(request(body, {}), { privateKey: KEY }, now)).toBe(false);
-    expect(resellerDClassic.verify(request(body, headers), {}, now)).toBe(false);
-    expect(resellerDClassic.verify(request(body, headers), { privateKey: '' }, now)).toBe(false);
-    expect(resellerDClassic.verify(request(withForm({ security_data: '', security_hash: HASH })), { privateKey: KEY }, now)).toBe(false);
+    expect(resellerDClassic.verify(request(body, headers), { privateKey: 'other' }, now)).toBe('signature mismatch');
+    expect(resellerDClassic.verify(request(body, { ...headers, 'x-security-data': '1767352800001' }), { privateKey: KEY }, now)).toBe('signature mismatch');
+    expect(resellerDClassic.verify(request(body, { ...headers, 'x-security-hash': HASH.replace('e3', 'e4') }), { privateKey: KEY }, now)).toBe('signature mismatch');
+    expect(resellerDClassic.verify(request(body, { 'x-security-hash': HASH }), { privateKey: KEY }, now)).toBe('signature header missing');
+    expect(resellerDClassic.verify(request(body, {}), { privateKey: KEY }, now)).toBe('signature header missing');
+    expect(resellerDClassic.verify(request(body, headers), {}, now)).toBe('signature mismatch');
+    expect(resellerDClassic.verify(request(body, headers), { privateKey: '' }, now)).toBe('signature mismatch');
+    expect(resellerDClassic.verify(request(withForm({ security_data: '', security_hash: HASH })), { privateKey: KEY }, now)).toBe('signature header missing');
   });
 
   it('accepts a request signed with the test helper', () => {
     const signed = signFor('reseller-d-classic', body, { privateKey: KEY });
-    expect(resellerDClassic.verify(request(body, signed.headers), { privateKey: KEY }, now)).toBe(true);
+    expect(resellerDClassic.verify(request(body, signed.headers), { privateKey: KEY }, now)).toBe('verified');
   });
 });
 

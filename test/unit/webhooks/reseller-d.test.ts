@@ -29,24 +29,24 @@ const dataOf = (b: Json): Json => firstEvent(b).data as Json;
 describe('reseller-d verify', () => {
   it('accepts the documented vector under the platform alias and the spec header', () => {
     expect(body.length).toBe(3683);
-    expect(resellerD.verify(request(body, { 'x-fs-signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
-    expect(resellerD.verify(request(body, { 'x-rd-signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
+    expect(resellerD.verify(request(body, { 'x-fs-signature': VECTOR }), { secret: SECRET }, now)).toBe('verified');
+    expect(resellerD.verify(request(body, { 'x-rd-signature': VECTOR }), { secret: SECRET }, now)).toBe('verified');
     // Header case varies on this platform; a non-lower-cased key is still found.
-    expect(resellerD.verify(request(body, { 'X-FS-Signature': VECTOR }), { secret: SECRET }, now)).toBe(true);
+    expect(resellerD.verify(request(body, { 'X-FS-Signature': VECTOR }), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('refuses a flipped byte, a wrong secret, a missing header or secret', () => {
     const headers = { 'x-rd-signature': VECTOR };
-    expect(resellerD.verify(request(flipped(body, 3000), headers), { secret: SECRET }, now)).toBe(false);
-    expect(resellerD.verify(request(body, headers), { secret: 'wrong' }, now)).toBe(false);
-    expect(resellerD.verify(request(body, {}), { secret: SECRET }, now)).toBe(false);
-    expect(resellerD.verify(request(body, headers), { secret: undefined }, now)).toBe(false);
+    expect(resellerD.verify(request(flipped(body, 3000), headers), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(resellerD.verify(request(body, headers), { secret: 'wrong' }, now)).toBe('signature mismatch');
+    expect(resellerD.verify(request(body, {}), { secret: SECRET }, now)).toBe('signature header missing');
+    expect(resellerD.verify(request(body, headers), { secret: undefined }, now)).toBe('signature mismatch');
   });
 
   it('accepts a body re-signed with the test helper', () => {
     const raw = edited('reseller-d.json', (b) => (firstEvent(b).live = false));
     const signed = signFor('reseller-d', raw, { secret: SECRET });
-    expect(resellerD.verify(request(raw, signed.headers), { secret: SECRET }, now)).toBe(true);
+    expect(resellerD.verify(request(raw, signed.headers), { secret: SECRET }, now)).toBe('verified');
   });
 });
 
@@ -191,7 +191,7 @@ describe('reseller-d returns (return.created)', () => {
 
   it('is signed like an order', () => {
     const signed = signFor('reseller-d', returned, { secret: SECRET });
-    expect(resellerD.verify(request(returned, signed.headers), { secret: SECRET }, now)).toBe(true);
+    expect(resellerD.verify(request(returned, signed.headers), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('throws WebhookParseError on unreadable returns, naming the event', () => {

@@ -53,9 +53,9 @@ describe('registry', () => {
       const secrets = { secret: `s-${platform}`, privateKey: `k-${platform}` };
       const signed = signFor(platform, raw, secrets, nowSeconds);
       const req = request(raw, signed.headers, signed.query);
-      expect([platform, adapters[platform].verify(req, secrets, new Date())]).toEqual([platform, true]);
+      expect([platform, adapters[platform].verify(req, secrets, new Date())]).toEqual([platform, 'verified']);
       const other = { secret: 'other', privateKey: 'other' };
-      expect([platform, adapters[platform].verify(req, other, new Date())]).toEqual([platform, false]);
+      expect([platform, adapters[platform].verify(req, other, new Date())]).toEqual([platform, 'signature mismatch']);
     }
   });
 });

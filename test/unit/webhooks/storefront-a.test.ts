@@ -14,36 +14,36 @@ const REFUND_TOPIC = { 'x-storefronta-topic': 'refunds/create' };
 describe('storefront-a verify', () => {
   it('accepts the documented vector under the platform alias and the spec header', () => {
     expect(body.length).toBe(4590);
-    expect(storefrontA.verify(request(body, { 'x-shopify-hmac-sha256': VECTOR }), { secret: SECRET }, now)).toBe(true);
-    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': VECTOR }), { secret: SECRET }, now)).toBe(true);
-    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': [VECTOR] }), { secret: SECRET }, now)).toBe(true);
+    expect(storefrontA.verify(request(body, { 'x-shopify-hmac-sha256': VECTOR }), { secret: SECRET }, now)).toBe('verified');
+    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': VECTOR }), { secret: SECRET }, now)).toBe('verified');
+    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': [VECTOR] }), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('accepts the third-party vector', () => {
     const raw = '{"id":1234567890,"email":"customer@example.com","total_price":"123.45"}';
     const headers = { 'x-shopify-hmac-sha256': 'QNyObTlKbMx2qDlPF/ZOZcBqg5OgPg+2oky3zldc0Gw=' };
-    expect(storefrontA.verify(request(raw, headers), { secret: 'test-webhook-secret' }, now)).toBe(true);
+    expect(storefrontA.verify(request(raw, headers), { secret: 'test-webhook-secret' }, now)).toBe('verified');
   });
 
   it('refuses a flipped body byte, a wrong secret, a missing header or secret, a changed signature', () => {
     const headers = { 'x-storefronta-hmac-sha256': VECTOR };
-    expect(storefrontA.verify(request(flipped(body, 100), headers), { secret: SECRET }, now)).toBe(false);
-    expect(storefrontA.verify(request(body, headers), { secret: 'other' }, now)).toBe(false);
-    expect(storefrontA.verify(request(body, {}), { secret: SECRET }, now)).toBe(false);
-    expect(storefrontA.verify(request(body, headers), {}, now)).toBe(false);
-    expect(storefrontA.verify(request(body, headers), { secret: '' }, now)).toBe(false);
-    expect(storefrontA.verify(request(body, headers), { secret: null }, now)).toBe(false);
-    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': 'A' + VECTOR.slice(1) }), { secret: SECRET }, now)).toBe(false);
-    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': '' }), { secret: SECRET }, now)).toBe(false);
+    expect(storefrontA.verify(request(flipped(body, 100), headers), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(storefrontA.verify(request(body, headers), { secret: 'other' }, now)).toBe('signature mismatch');
+    expect(storefrontA.verify(request(body, {}), { secret: SECRET }, now)).toBe('signature header missing');
+    expect(storefrontA.verify(request(body, headers), {}, now)).toBe('signature mismatch');
+    expect(storefrontA.verify(request(body, headers), { secret: '' }, now)).toBe('signature mismatch');
+    expect(storefrontA.verify(request(body, headers), { secret: null }, now)).toBe('signature mismatch');
+    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': 'A' + VECTOR.slice(1) }), { secret: SECRET }, now)).toBe('signature mismatch');
+    expect(storefrontA.verify(request(body, { 'x-storefronta-hmac-sha256': '' }), { secret: SECRET }, now)).toBe('signature header missing');
     // A newline added by a re-serialising proxy breaks the signature.
-    expect(storefrontA.verify(request(Buffer.concat([body, Buffer.from('\n')]), headers), { secret: SECRET }, now)).toBe(false);
+    expect(storefrontA.verify(request(Buffer.concat([body, Buffer.from('\n')]), headers), { secret: SECRET }, now)).toBe('signature mismatch');
   });
 
   it('accepts a body re-signed with the test helper', () => {
     const raw = edited('storefront-a.json', (b) => (b.test = true));
     const signed = signFor('storefront-a', raw, { secret: 'another-secret' });
-    expect(storefrontA.verify(request(raw, signed.headers, signed.query), { secret: 'another-secret' }, now)).toBe(true);
-    expect(storefrontA.verify(request(raw, signed.headers, signed.query), { secret: SECRET }, now)).toBe(false);
+    expect(storefrontA.verify(request(raw, signed.headers, signed.query), { secret: 'another-secret' }, now)).toBe('verified');
+    expect(storefrontA.verify(request(raw, signed.headers, signed.query), { secret: SECRET }, now)).toBe('signature mismatch');
   });
 });
 
@@ -193,7 +193,7 @@ describe('storefront-a refunds (topic refunds/create)', () => {
 
   it('is signed like an order', () => {
     const signed = signFor('storefront-a', refund, { secret: SECRET });
-    expect(storefrontA.verify(request(refund, { ...signed.headers, ...REFUND_TOPIC }), { secret: SECRET }, now)).toBe(true);
+    expect(storefrontA.verify(request(refund, { ...signed.headers, ...REFUND_TOPIC }), { secret: SECRET }, now)).toBe('verified');
   });
 
   it('throws WebhookParseError on unreadable refunds', () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { PLATFORMS } from '../../../domain/platforms';
 import { apiKeyInfo, ApiKeyInfoSchema, refreshApiKey } from '../../../services/api-keys';
 import {
-  configureIntegration, IntegrationInputSchema, IntegrationJsonSchema, listIntegrations,
+  configureIntegration, IntegrationInputSchema, IntegrationJsonSchema, IntegrationListItemSchema, listIntegrations,
 } from '../../../services/integration-settings';
 import {
   organisationSettings, OrganisationSettingsInputSchema, OrganisationSettingsSchema, updateOrganisationSettings,
@@ -15,7 +15,7 @@ import { ADAPTERS } from '../../../webhooks/registry';
 
 /** The OpenAPI text of the integration routes, from the adapters' declarations (as the Integrations page reads them). */
 const INTEGRATIONS_SUMMARY = `The ${ADAPTERS.length} sales platforms (${ADAPTERS.map((a) => a.platform).join(', ')}): `
-  + 'configured or not, and the webhook URL to give each';
+  + 'configured or not, the webhook URL to give each, and the health of its deliveries';
 const INTEGRATION_PUT_DESCRIPTION = [
   'Body: the platform\'s secret field (`secret` is accepted for `privateKey` too):',
   '',
@@ -35,9 +35,9 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: {
         summary: INTEGRATIONS_SUMMARY,
         tags: ['settings'],
-        response: { 200: z.array(IntegrationJsonSchema) },
+        response: { 200: z.array(IntegrationListItemSchema) },
       },
-    }, async (request) => listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl));
+    }, async (request) => listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl, deps.clock()));
 
     app.put('/api/settings/integrations/:platform', {
       config: { access: 'admin' },

@@ -114,7 +114,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     });
 
     app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {
-      const integrations = await listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl);
+      const integrations = await listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl, deps.clock());
       return sendPage(reply, integrationsPage(pageContextOf(request), integrations));
     });
 
