@@ -251,7 +251,7 @@ describe('dispute evidence', () => {
     expect(json.status).toBe(200);
     const record = await json.json();
     expect(Object.keys(record).sort()).toEqual(
-      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'links', 'order', 'purchase', 'receipts', 'seller', 'staffActions'],
+      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'license', 'links', 'order', 'purchase', 'receipts', 'seller', 'staffActions'],
     );
     expect(record.order).toMatchObject({ source: 'api', externalOrderId: 'ORDER-EVIDENCE-77', amount: '10.00', currency: 'USD' });
     expect(record.customer.email).toBe('evidence@example.com');

@@ -26,7 +26,7 @@ export const MAX_INSTANCE_NAME = 200;
 
 const ErrorSchema = z.object({ error: z.string() });
 const KeyField = boundedText(MAX_POOL_KEY_LENGTH).min(1, 'key is required').describe('the license key');
-const InstanceIdField = z.uuid('instanceId must be the instanceId that activate answered');
+const InstanceIdField = z.uuid('instanceId must be the instanceId that activate answered').max(36);
 const InstanceNameField = boundedText(MAX_INSTANCE_NAME)
   .refine((name) => name.trim() !== '', 'instanceName is required')
   .describe('how the buyer recognises this installation (a machine\'s name)');

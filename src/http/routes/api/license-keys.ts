@@ -22,7 +22,7 @@ export const licenseKeyRoutes: FastifyPluginAsyncZod = async (app) => {
       tags: ['license keys'],
       params: ProductParamsSchema,
       consumes: ['text/plain'],
-      body: z.string().describe('one key per line'),
+      body: z.string().max(UPLOAD_BODY_LIMIT).describe('one key per line'),
       response: {
         200: z.object({ added: z.number().int(), duplicates: z.number().int() }),
         400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 413: ErrorSchema, 415: ErrorSchema,
