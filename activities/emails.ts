@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { Organisation, Purchase, User, WebhookDeliveryItem } from '../src/db/entities';
+import { Organisation, User, WebhookDeliveryItem } from '../src/db/entities';
 import type { OrderAlertRequest } from '../src/domain/fulfilment';
 import { orderAlertMail, receiptMail } from '../src/mail/templates';
 import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import { withdrawBeforeReceipt } from '../src/services/revocations';
-import { receiptOf } from '../src/purchases/purchase-store';
+import { acceptReceipt, receiptOf } from '../src/purchases/purchase-store';
+import { enqueueDispatches } from '../src/services/workflow-outbox';
+import { reminderWorkflowId } from '../src/domain/ids';
 import type { ActivityDeps } from './deps';
 import { countAlertSent, recordReceiptSend } from './metrics';
 import { createSendOnce } from './send-once';
@@ -43,8 +45,15 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
           throw error;
         },
       );
-      // One statement (a flush would wrap it in a transaction of its own).
-      await em.nativeUpdate(Purchase, { id: purchaseId }, { receiptStatus: 'sent', receiptSentAt: new Date() });
+      // The first accepted receipt starts the purchase's reminder timer (decisions §16): its outbox
+      // row commits with the receipt's status, so neither is ever without the other.
+      await em.transactional(async (tx) => {
+        const accepted = await acceptReceipt(tx, purchaseId, new Date());
+        if (accepted?.reminder_due_at) {
+          const payload = { orgId: accepted.organisation_id, purchaseId, dueAt: accepted.reminder_due_at };
+          await enqueueDispatches(tx, [{ kind: 'buyer-reminder', workflowId: reminderWorkflowId(purchaseId), orgId: payload.orgId, payload }]);
+        }
+      });
       return { withdrawn: false };
     },
 

@@ -6,6 +6,7 @@ import { freshLinkActivities } from './fresh-links';
 import { licenseActivities } from './licenses';
 import { outboundEventActivities } from './outbound-events';
 import { purchaseActivities } from './purchases';
+import { reminderActivities } from './reminders';
 import { revocationActivities } from './revocations';
 import { versionNotificationActivities } from './version-notifications';
 
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...licenseActivities(deps),
     ...revocationActivities(deps),
     ...versionNotificationActivities(deps),
+    ...reminderActivities(deps),
   };
 }
 

@@ -25,3 +25,9 @@ export const purchaseRecorded = defineUpdate<RecordedPurchase>('purchaseRecorded
  * issued it one, or when the purchase was revoked meanwhile: the run looks again.
  */
 export const licenseKeyIssued = defineSignal('licenseKeyIssued');
+
+/**
+ * Sent (through the outbox) to a purchase's reminder run when its first file transfer completed
+ * (decisions §16): the buyer has the product, and the run ends without sending.
+ */
+export const transferCompleted = defineSignal('transferCompleted');

@@ -200,11 +200,12 @@ export function organisationStaffEmails(em: EntityManager, orgId: string): Promi
 export interface OrganisationSettingsRow {
   name: string;
   support_email: string | null;
+  reminder_after_minutes: number | null;
 }
 
 const settingsRead = statement<OrganisationSettingsRow, { orgId: string }>(
-  { name: true, support_email: true },
-  (p) => sql`select name, support_email from organisation where id = ${p.orgId}`,
+  { name: true, support_email: true, reminder_after_minutes: true },
+  (p) => sql`select name, support_email, reminder_after_minutes from organisation where id = ${p.orgId}`,
 );
 
 export function organisationSettingsRow(em: EntityManager, orgId: string): Promise<OrganisationSettingsRow | undefined> {
@@ -218,4 +219,14 @@ const supportEmailWrite = statement<NoRows, { supportEmail: string | null; orgId
 
 export async function setSupportEmail(em: EntityManager, orgId: string, supportEmail: string | null): Promise<void> {
   await supportEmailWrite.run(em, { supportEmail, orgId });
+}
+
+const reminderDelayWrite = statement<NoRows, { minutes: number | null; orgId: string }>(
+  {},
+  (p) => sql`update organisation set reminder_after_minutes = ${p.minutes} where id = ${p.orgId}`,
+);
+
+/** The buyer reminder's delay (decisions §16); null turns reminders off. */
+export async function setReminderAfterMinutes(em: EntityManager, orgId: string, minutes: number | null): Promise<void> {
+  await reminderDelayWrite.run(em, { minutes, orgId });
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { BigIntType, Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
+import { DEFAULT_REMINDER_AFTER_MINUTES } from '../domain/reminder';
 
 @Entity({ tableName: 'organisation' })
 export class Organisation {
-  [OptionalProps]?: 'catalogueVersion' | 'createdAt' | 'subscriptionExpiresOn' | 'supportEmail';
+  [OptionalProps]?: 'catalogueVersion' | 'createdAt' | 'subscriptionExpiresOn' | 'supportEmail' | 'reminderAfterMinutes';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -18,6 +19,13 @@ export class Organisation {
   /** Where buyers are told to write when a download limit is reached (decisions §10); optional. */
   @Property({ type: 'text', nullable: true })
   supportEmail: string | null = null;
+
+  /**
+   * How long after a purchase's receipt was accepted its buyer is reminded, when no file transfer
+   * completed meanwhile (decisions §16); null: no reminders. Read when a receipt is accepted.
+   */
+  @Property({ type: 'integer', nullable: true })
+  reminderAfterMinutes: number | null = DEFAULT_REMINDER_AFTER_MINUTES;
 
   /**
    * Counts changes to the organisation's products, their SKUs and versions: database triggers bump it

@@ -1,9 +1,10 @@
 /**
  * The sent-email ledger: owns `sent_email`, one row per business key (a receipt, a link, an alert,
- * an update notice), claimed before the message goes out and given the relay's answer after.
+ * an update notice, a reminder), claimed before the message goes out and given the relay's answer after.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoUtc, sql, statement, type NoRows, type Parameters } from '../db/sql';
+import { reminderBusinessKey } from '../domain/reminder';
 import type { EmailKind, EmailStatus } from './sent-email.entity';
 
 /** A ledger row as a send reads it. */
@@ -105,4 +106,14 @@ const receiptsOfPurchase = statement<ReceiptRow, { keyPattern: string }>(
 /** A purchase's receipts (every attempt's key), oldest first. */
 export function receiptRows(em: EntityManager, purchaseId: string): Promise<ReceiptRow[]> {
   return receiptsOfPurchase.rows(em, { keyPattern: `receipt:${purchaseId}:%` });
+}
+
+const reminderOfPurchase = statement<ReceiptRow, { businessKey: string }>(
+  { status: true, sent_at: true, message_id: true, recipients: true, subject: true },
+  (p) => sql`select status, ${isoUtc('sent_at')} as sent_at, message_id, recipients, subject from sent_email where business_key = ${p.businessKey}`,
+);
+
+/** A purchase's reminder (decisions §16), as the evidence lists it: at most one row. */
+export function reminderRows(em: EntityManager, purchaseId: string): Promise<ReceiptRow[]> {
+  return reminderOfPurchase.rows(em, { businessKey: reminderBusinessKey(purchaseId) });
 }

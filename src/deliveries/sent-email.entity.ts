@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Organisation } from '../accounts/organisation.entity';
 
-export const EMAIL_KINDS = ['receipt', 'links', 'alert', 'update'] as const;
+export const EMAIL_KINDS = ['receipt', 'links', 'alert', 'update', 'reminder'] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 export const EMAIL_STATUSES = ['sending', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];

@@ -6,6 +6,7 @@ import type { FulfilmentRequest, OrderAlertRequest } from './fulfilment';
 import type { FreshLinksAsk } from './fresh-links';
 import type { OutboundDeliveryTarget } from './outbound-events';
 import type { PurchaseSource } from './platforms';
+import type { BuyerReminderRequest } from './reminder';
 import type { RevocationRequest } from './revocation';
 import type { VersionNotificationInput } from './version-notification';
 
@@ -36,8 +37,14 @@ export type LicenseIssuedDispatch = {
   payload: { orgId: string; source: PurchaseSource; orderKey: string; productId: string; purchaseId: string };
 };
 
+/** A purchase's receipt was accepted (decisions §16): start its one reminder run, which waits until `dueAt`. */
+export type BuyerReminderDispatch = { kind: 'buyer-reminder'; payload: BuyerReminderRequest };
+
+/** The purchase's first file transfer completed while its reminder waits: the run ends without sending. */
+export type TransferCompletedDispatch = { kind: 'transfer-completed'; payload: { orgId: string; purchaseId: string } };
+
 export type DispatchRequest = FulfilLineDispatch | FulfilSaleDispatch | OrderAlertDispatch | FreshLinksDispatch | RevokeDispatch | NotifyBuyersDispatch
-  | DeliverEventDispatch | LicenseIssuedDispatch;
+  | DeliverEventDispatch | LicenseIssuedDispatch | BuyerReminderDispatch | TransferCompletedDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */

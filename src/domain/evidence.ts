@@ -6,7 +6,7 @@
 import type { IssuedLicense } from './license-keys';
 
 /** How a download link came to be issued. */
-export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm', 'update-notice'] as const;
+export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm', 'update-notice', 'reminder'] as const;
 export type LinkOrigin = (typeof LINK_ORIGINS)[number];
 
 /** How each origin reads on the purchase page and in the evidence PDF. */
@@ -16,6 +16,7 @@ export const LINK_ORIGIN_LABELS: Record<LinkOrigin, string> = {
   'fresh-link': 'Fresh-link request',
   're-arm': 'Re-arm by staff',
   'update-notice': 'New version notice',
+  reminder: 'Reminder email',
 };
 
 /**
@@ -38,6 +39,15 @@ export interface EvidenceDeliveryEntry {
   receivedAt: string;
   completedAt: string | null;
   items: Array<{ sku: string | null; outcome: string | null; reason: string | null }>;
+}
+
+/** An email to the buyer as the sent-email log keeps it. */
+export interface EvidenceEmail {
+  status: string;
+  acceptedAt: string | null;
+  messageId: string | null;
+  recipients: string[];
+  subject: string;
 }
 
 export interface EvidenceRecord {
@@ -65,7 +75,9 @@ export interface EvidenceRecord {
     deliveries: EvidenceDeliveryEntry[];
   };
   /** Each receipt email the mail server accepted or refused. */
-  receipts: Array<{ status: string; acceptedAt: string | null; messageId: string | null; recipients: string[]; subject: string }>;
+  receipts: EvidenceEmail[];
+  /** The reminder to download (decisions §16), when one was sent or tried: at most one per purchase. */
+  reminder: EvidenceEmail | null;
   /** Every download link issued for the purchase. */
   links: Array<{ issuedAt: string; via: LinkOrigin; expiresAt: string; usedAt: string | null }>;
   /** The newest EVIDENCE_ACCESS_ROWS page opens, completed file transfers and download-completes, in time order. */

@@ -71,6 +71,14 @@ export function outboundDeliveryWorkflowId(target: OutboundDeliveryTarget): stri
   return `event/${target.eventId}/${target.endpointId}`;
 }
 
+/**
+ * The one reminder run of a purchase (`buyer-reminder`, and `transfer-completed` that signals it),
+ * readable in the Temporal UI.
+ */
+export function reminderWorkflowId(purchaseId: string): string {
+  return `reminder/${purchaseId}`;
+}
+
 /** SKUs match case-insensitively after trimming (decisions §3). */
 export function normaliseSku(sku: string): string {
   return sku.trim().toLowerCase();

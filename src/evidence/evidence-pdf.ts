@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type PDFKitDocument from 'pdfkit';
-import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceRecord } from '../domain/evidence';
+import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceEmail, type EvidenceRecord } from '../domain/evidence';
 import { BusyError } from '../domain/errors';
 
 /**
@@ -108,6 +108,7 @@ export async function drawEvidencePdf(record: EvidenceRecord): Promise<Buffer> {
   orderSection(doc, record);
   customerSection(doc, record);
   receiptSection(doc, record);
+  reminderSection(doc, record);
   linksSection(doc, record);
   accessesSection(doc, record);
   staffSection(doc, record);
@@ -181,6 +182,16 @@ function customerSection(doc: Doc, record: EvidenceRecord): void {
   ]);
 }
 
+function emailFacts(doc: Doc, email: EvidenceEmail): void {
+  keyValues(doc, [
+    ['Status', email.status],
+    ['Accepted by SMTP at', email.acceptedAt === null ? 'not accepted' : time(email.acceptedAt)],
+    ['Message id', email.messageId ?? NONE],
+    ['Recipients', email.recipients.length === 0 ? NONE : email.recipients.join(', ')],
+    ['Subject', email.subject],
+  ]);
+}
+
 function receiptSection(doc: Doc, record: EvidenceRecord): void {
   heading(doc, 'Receipt');
   if (record.receipts.length === 0) {
@@ -189,14 +200,15 @@ function receiptSection(doc: Doc, record: EvidenceRecord): void {
   }
   record.receipts.forEach((receipt, index) => {
     if (record.receipts.length > 1) subheading(doc, `Receipt ${index + 1} of ${record.receipts.length}`);
-    keyValues(doc, [
-      ['Status', receipt.status],
-      ['Accepted by SMTP at', receipt.acceptedAt === null ? 'not accepted' : time(receipt.acceptedAt)],
-      ['Message id', receipt.messageId ?? NONE],
-      ['Recipients', receipt.recipients.length === 0 ? NONE : receipt.recipients.join(', ')],
-      ['Subject', receipt.subject],
-    ]);
+    emailFacts(doc, receipt);
   });
+}
+
+/** Only when one was sent or tried: most purchases are downloaded before their reminder is due. */
+function reminderSection(doc: Doc, record: EvidenceRecord): void {
+  if (record.reminder === null) return;
+  heading(doc, 'Reminder to download');
+  emailFacts(doc, record.reminder);
 }
 
 function linksSection(doc: Doc, record: EvidenceRecord): void {

@@ -106,6 +106,37 @@ ${linkBlock(input)}
 <p style="margin-bottom:0">${input.orgName}</p>`) };
 }
 
+/**
+ * The reminder to a buyer who has not downloaded (decisions §16): the product, a fresh link, and
+ * the one-click way to stop the seller's emails, which also stops any later reminder (List-Unsubscribe,
+ * as on update notices).
+ */
+export function reminderMail(input: { orgName: string; customerName: string; unsubscribeUrl: string } & DownloadLinkLine & LinkLifetime): RenderedMail {
+  const greeting = greetingOf(input.customerName);
+  const subject = `Your download is waiting: ${input.productName}`;
+  const intro = `You bought ${productLabel(input)} from ${input.orgName}, but it has not been downloaded yet. Here is a fresh link:`;
+  const note = `The link works until ${formatUtc(input.expiresAt)}, and for another ${input.linkLifetime} each time you open it. `
+    + 'If you already have the files, you can ignore this email: it is the only reminder.';
+  const unsubscribe = `To stop emails like this one from ${input.orgName}, unsubscribe here: ${input.unsubscribeUrl}`;
+  const text = [
+    greeting, '', intro, '', productLabel(input), ...licenseKeyText(input), input.link, '', note,
+    `Fresh links for all your purchases: ${myUrlOf(input.link)}`, '', unsubscribe, '', `-- ${input.orgName}`,
+  ].join('\n');
+  return {
+    subject,
+    text,
+    html: emailDocument(subject, html`<p style="margin-top:0">${greeting}</p><p>${intro}</p>
+${linkBlock(input)}
+<p style="${MUTED_STYLE}">${note}</p>
+<p style="${MUTED_STYLE}"><a href="${input.unsubscribeUrl}">Stop emails like this one</a> from ${input.orgName}.</p>
+<p style="margin-bottom:0">${input.orgName}</p>`),
+    headers: {
+      'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+  };
+}
+
 /** Fresh links, one email per organisation: every purchase asked for, each with its new link. */
 export function freshLinksMail(input: { orgName: string; customerName?: string; links: DownloadLinkLine[] } & LinkLifetime): RenderedMail {
   const greeting = greetingOf(input.customerName);

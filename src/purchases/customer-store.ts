@@ -108,6 +108,17 @@ export async function movePurchaseToNoticeVersion(
   return (row as { notice_token: string }).notice_token;
 }
 
+const noticeTokenEnsure = statement<{ notice_token: string }, { customerId: string; token: string }>(
+  { notice_token: true },
+  (p) => sql`update customer set notice_token = coalesce(notice_token, ${p.token}) where id = ${p.customerId} returning notice_token`,
+);
+
+/** The customer's unsubscribe token (`token` unless they have one already), for an email that offers it. One statement. */
+export async function customerNoticeToken(em: EntityManager, customerId: string, token: string): Promise<string> {
+  const row = await noticeTokenEnsure.first(em, { customerId, token });
+  return (row as { notice_token: string }).notice_token;
+}
+
 const subscriptionRead = statement<{ org_name: string; off: boolean }, { token: string }>(
   { org_name: true, off: true },
   (p) => sql`select o.name as org_name, c.update_notices_off_at is not null as off

@@ -14,6 +14,9 @@ import { KEY_OF_PURCHASE } from '../licenses/license-store';
 export const COUNTED_TRANSFERS = sql`(select count(*) from activity_log_entry a
   where a.purchase_id = p.id and a.kind = 'file_download' and a.created_at > coalesce(p.downloads_counted_from, '-infinity'))`;
 
+/** Whether a file transfer of the purchase `p` ever completed (re-arms aside): what calls its reminder off (decisions §16). */
+export const EVER_TRANSFERRED = sql`exists (select 1 from activity_log_entry a where a.purchase_id = p.id and a.kind = 'file_download')`;
+
 // ---------------------------------------------------------------------------------------------
 // Staff actions
 // ---------------------------------------------------------------------------------------------
@@ -170,15 +173,25 @@ export async function logPageOpen(em: EntityManager, open: Requested, since: Dat
   if (repeated.length === 0) await pageOpenInsert.run(em, open);
 }
 
-const fileTransferInsert = statement<NoRows, Requested & { fileId: string; bytes: number }>(
-  {},
-  (p) => sql`insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
-       values (gen_random_uuid(), ${p.orgId}, 'file_download', ${p.purchaseId}, ${p.tokenId}, ${p.fileId}, ${p.bytes}, ${p.ip}, ${p.userAgent}, ${p.now})`,
+const fileTransferInsert = statement<{ reminder_waits: boolean }, Requested & { fileId: string; bytes: number }>(
+  { reminder_waits: true },
+  // The select sees the table as it was before the insert: `not exists` finds earlier transfers only.
+  (p) => sql`with entry as (insert into activity_log_entry (id, organisation_id, kind, purchase_id, token_id, file_id, bytes, ip, user_agent, created_at)
+       values (gen_random_uuid(), ${p.orgId}, 'file_download', ${p.purchaseId}, ${p.tokenId}, ${p.fileId}, ${p.bytes}, ${p.ip}, ${p.userAgent}, ${p.now})
+       returning purchase_id)
+     select coalesce(p.reminder_due_at > ${p.now}, false)
+         and not ${EVER_TRANSFERRED} as reminder_waits
+       from entry join purchase p on p.id = entry.purchase_id`,
 );
 
-/** The ledger entry of a completed file transfer (what the downloads report and the limit count). */
-export async function logFileTransfer(em: EntityManager, transfer: Requested & { fileId: string; bytes: number }): Promise<void> {
-  await fileTransferInsert.run(em, transfer);
+/**
+ * The ledger entry of a completed file transfer (what the downloads report and the limit count).
+ * Answers whether it is the purchase's first while its reminder waits (decisions §16): the
+ * reminder is then called off.
+ */
+export async function logFileTransfer(em: EntityManager, transfer: Requested & { fileId: string; bytes: number }): Promise<{ reminderWaits: boolean }> {
+  const row = await fileTransferInsert.first(em, transfer);
+  return { reminderWaits: row?.reminder_waits ?? false };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
 import { KEY_OF_PURCHASE } from '../licenses/license-store';
-import { COUNTED_TRANSFERS, logStaffAction, type StaffActor } from './link-store';
+import { COUNTED_TRANSFERS, EVER_TRANSFERRED, logStaffAction, type StaffActor } from './link-store';
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
 export const PurchaseJsonSchema = z.object({
@@ -207,6 +207,9 @@ export async function searchPurchases(em: EntityManager, orgId: string, q: strin
   return rows.map(displayed);
 }
 
+/** The purchases an update notice goes to (decisions §12), and a reminder (§16): `p` a purchase, `c` its customer. */
+export const NOTICE_ELIGIBLE = sql`p.revoked_at is null and not p.test and c.update_notices_off_at is null`;
+
 /** One purchase as its dashboard page reads it: the list's row, with its download allowance. */
 export interface PurchaseDetailRow extends PurchaseRow {
   productDownloadLimit: number | null;
@@ -214,13 +217,17 @@ export interface PurchaseDetailRow extends PurchaseRow {
   countedFrom: string | null;
   /** Completed file transfers that count toward the limit. */
   used: number;
+  /** When its reminder goes (decisions §16), while it still would: none planned, a transfer, a revocation or notices off make it null. */
+  reminderDueAt: string | null;
 }
 
 const detailRead = statement<Omit<PurchaseDetailRow, 'used'> & { used: string | number }, { orgId: string; purchaseId: string }>(
-  { ...PURCHASE_ROW_KEYS, productDownloadLimit: true, countedFrom: true, used: true },
+  { ...PURCHASE_ROW_KEYS, productDownloadLimit: true, countedFrom: true, used: true, reminderDueAt: true },
   (p) => sql`select ${PURCHASE_COLUMNS},
     pr.download_limit as "productDownloadLimit", ${isoUtc('p.downloads_counted_from')} as "countedFrom",
-    ${COUNTED_TRANSFERS} as used
+    ${COUNTED_TRANSFERS} as used,
+    case when ${NOTICE_ELIGIBLE} and not ${EVER_TRANSFERRED}
+      then ${isoUtc('p.reminder_due_at')} end as "reminderDueAt"
   from purchase p ${WITH_CUSTOMER_AND_PRODUCT}
   where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
 );
@@ -229,7 +236,9 @@ const detailRead = statement<Omit<PurchaseDetailRow, 'used'> & { used: string | 
 export async function purchaseDetailRow(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseDetailRow | undefined> {
   if (!isUuid(purchaseId)) return undefined;
   const row = await detailRead.first(em, { orgId, purchaseId });
-  return row && { ...displayed(row), productDownloadLimit: row.productDownloadLimit, countedFrom: row.countedFrom, used: Number(row.used) };
+  return row && {
+    ...displayed(row), productDownloadLimit: row.productDownloadLimit, countedFrom: row.countedFrom, used: Number(row.used), reminderDueAt: row.reminderDueAt,
+  };
 }
 
 const purchaseEmailRead = statement<{ email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
@@ -303,9 +312,6 @@ export async function recordedOrderLines(em: EntityManager, orgId: string, keys:
   const rows = await orderLinesRead.rows(em, { orgId, orderIds: [...new Set(keys.map((k) => k.externalOrderId))] });
   return new Map(rows.map((r) => [orderLineKey(r), r.id]));
 }
-
-/** The purchases an update notice goes to (decisions §12): `p` a purchase, `c` its customer. */
-export const NOTICE_ELIGIBLE = sql`p.revoked_at is null and not p.test and c.update_notices_off_at is null`;
 
 const eligibleCountRead = statement<{ count: string }, { orgId: string; productId: string }>(
   { count: true },
@@ -395,6 +401,69 @@ const receiptRead = statement<ReceiptRow, { purchaseId: string }>(
 /** The receipt of the purchase, or undefined when there is no such purchase. */
 export function receiptOf(em: EntityManager, purchaseId: string): Promise<ReceiptRow | undefined> {
   return receiptRead.first(em, { purchaseId });
+}
+
+/** A receipt the mail server accepted: whose purchase, and the reminder it planned, if this was its first. */
+export interface AcceptedReceiptRow {
+  organisation_id: string;
+  /** ISO 8601; null when this receipt planned none (not the first, reminders off, a test purchase). */
+  reminder_due_at: string | null;
+}
+
+const receiptAccept = statement<AcceptedReceiptRow, { purchaseId: string; now: Date }>(
+  { organisation_id: true, reminder_due_at: true },
+  // The row is locked by the subquery's read, so two sends of one purchase cannot both be the first.
+  (p) => sql`with prior as (select id, receipt_sent_at is null as first from purchase where id = ${p.purchaseId} for update)
+     update purchase p set receipt_status = 'sent', receipt_sent_at = ${p.now},
+       reminder_due_at = case when prior.first and not p.test and o.reminder_after_minutes is not null
+         then ${p.now}::timestamptz + make_interval(mins => o.reminder_after_minutes) else p.reminder_due_at end
+     from prior, organisation o where p.id = prior.id and o.id = p.organisation_id
+     returning p.organisation_id, case when prior.first then ${isoUtc('p.reminder_due_at')} end as reminder_due_at`,
+);
+
+/**
+ * Marks the purchase's receipt sent. Its first accepted receipt also fixes when its buyer is
+ * reminded (decisions §16), from the organisation's setting now: a later change of the setting
+ * leaves it as it is.
+ */
+export function acceptReceipt(tx: EntityManager, purchaseId: string, now: Date): Promise<AcceptedReceiptRow | undefined> {
+  return receiptAccept.first(tx, { purchaseId, now });
+}
+
+/** What a reminder says, and whether it still goes (decisions §16). */
+export interface ReminderContextRow {
+  organisation_id: string;
+  org_name: string;
+  customer_id: string;
+  email: string;
+  customer_name: string;
+  product_name: string;
+  version_label: string | null;
+  license_key: string | null;
+  revoked: boolean;
+  test: boolean;
+  notices_off: boolean;
+  /** A file transfer of the purchase completed, ever. */
+  transferred: boolean;
+}
+
+const reminderContextRead = statement<ReminderContextRow, { purchaseId: string }>(
+  {
+    organisation_id: true, org_name: true, customer_id: true, email: true, customer_name: true, product_name: true, version_label: true,
+    license_key: true, revoked: true, test: true, notices_off: true, transferred: true,
+  },
+  (p) => sql`select p.organisation_id, o.name as org_name, c.id as customer_id, c.email, c.name as customer_name,
+       pr.name as product_name, v.version as version_label, ${KEY_OF_PURCHASE} as license_key, p.revoked_at is not null as revoked, p.test,
+       c.update_notices_off_at is not null as notices_off,
+       ${EVER_TRANSFERRED} as transferred
+     from purchase p join organisation o on o.id = p.organisation_id join customer c on c.id = p.customer_id
+     join product pr on pr.id = p.product_id left join product_version v on v.id = p.version_id
+     where p.id = ${p.purchaseId}`,
+);
+
+/** The purchase as its reminder reads it when due, or undefined when there is no such purchase. */
+export function reminderContext(em: EntityManager, purchaseId: string): Promise<ReminderContextRow | undefined> {
+  return reminderContextRead.first(em, { purchaseId });
 }
 
 /** A purchase a fresh link may go to (not revoked), with whose it is. */

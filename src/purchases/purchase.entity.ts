@@ -18,7 +18,7 @@ import { Product } from '../catalogue/product.entity';
 export class Purchase {
   [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version' | 'paymentReference'
     | 'revokedAt' | 'revokeReason' | 'restoredAt' | 'downloadLimit' | 'downloadsCountedFrom'
-    | 'licenseWanted';
+    | 'licenseWanted' | 'reminderDueAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -87,6 +87,13 @@ export class Purchase {
   /** Its product issued license keys when it was recorded (decisions §14): it has a key, or waits for one. */
   @Property({ type: 'boolean' })
   licenseWanted: boolean = false;
+
+  /**
+   * When the buyer is reminded if no file transfer completed by then (decisions §16): set when the
+   * receipt is first accepted, from the organisation's setting of that moment; null: no reminder.
+   */
+  @Property({ type: 'timestamptz', nullable: true })
+  reminderDueAt: Date | null = null;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -4,6 +4,8 @@ import { downloadLinkExpiry, type DownloadAllowance } from '../domain/download-l
 import { addServedRange, clearServedRanges, reserveCoverageBytes } from '../downloads/download-store';
 import { NotFoundError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
+import { reminderWorkflowId } from '../domain/ids';
+import { enqueueDispatches } from './workflow-outbox';
 import { sha256Hex } from '../security/secrets';
 import {
   completeLinkSession, extendLink, linkByTokenHash, logFileTransfer, logPageOpen, organisationHasLink, type LinkRow,
@@ -149,8 +151,9 @@ export async function reserveBytes(em: EntityManager, link: DownloadLink, file: 
  * link's purchase for that file since its last completed transfer cover the whole file, whichever
  * links served them: repeating one range never counts twice, and a transfer resumed in pieces
  * counts once. The coverage stays coarse: pieces merge, and one that would leave more than
- * MAX_COVERAGE_RANGES separate ranges is left out. Returns whether it counted. One transaction; the
- * coverage row's lock orders concurrent pieces of one transfer.
+ * MAX_COVERAGE_RANGES separate ranges is left out. The purchase's first completed transfer calls off
+ * its waiting reminder (decisions §16) through the outbox. Returns whether it counted. One
+ * transaction; the coverage row's lock orders concurrent pieces of one transfer.
  */
 export async function recordBytesServed(
   em: EntityManager,
@@ -163,10 +166,14 @@ export async function recordBytesServed(
   return em.transactional(async (tx) => {
     if (!(await addServedRange(tx, link.purchaseId, file.id, range, file.size, now))) return false;
     await clearServedRanges(tx, link.purchaseId, file.id);
-    await logFileTransfer(tx, {
+    const { reminderWaits } = await logFileTransfer(tx, {
       orgId: link.orgId, purchaseId: link.purchaseId, tokenId: link.tokenId, fileId: file.id, bytes: file.size,
       ip: requester.ip, userAgent: requester.userAgent, now,
     });
+    if (reminderWaits) {
+      const payload = { orgId: link.orgId, purchaseId: link.purchaseId };
+      await enqueueDispatches(tx, [{ kind: 'transfer-completed', workflowId: reminderWorkflowId(link.purchaseId), orgId: link.orgId, payload }]);
+    }
     return true;
   });
 }

@@ -1,17 +1,17 @@
 /**
  * Gathers the dispute evidence record of one purchase (decisions §11) from what the service keeps
- * anyway: the purchase, its order's delivery log entries, the receipt's sent-email rows, the links
+ * anyway: the purchase, its order's delivery log entries, the receipt's and the reminder's sent-email rows, the links
  * issued, and the purchase's activity log (the newest page opens and transfers with the count of
  * the rest, staff actions), the license key with its activations. Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors';
-import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceRecord } from '../domain/evidence';
+import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceEmail, type EvidenceRecord } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';
 import { displayAmount, evidencePurchase } from '../purchases/purchase-store';
 import { linksOfPurchase, newestAccesses, staffActionsOf, type AccessLogKind } from '../purchases/link-store';
 import { orderDeliveryRows } from '../deliveries/delivery-store';
-import { receiptRows } from '../deliveries/mail-ledger-store';
+import { receiptRows, reminderRows, type ReceiptRow } from '../deliveries/mail-ledger-store';
 import { purchaseLicenseState } from '../licenses/license-activations';
 
 const ACCESS_KINDS: Record<AccessLogKind, EvidenceRecord['accesses'][number]['kind']> = {
@@ -19,6 +19,10 @@ const ACCESS_KINDS: Record<AccessLogKind, EvidenceRecord['accesses'][number]['ki
   file_download: 'file transfer',
   download_session: 'download complete',
 };
+
+const evidenceEmail = (r: ReceiptRow): EvidenceEmail => ({
+  status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject,
+});
 
 export async function purchaseEvidence(em: EntityManager, orgId: string, purchaseId: string, now: Date): Promise<EvidenceRecord> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
@@ -32,6 +36,7 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
   }));
 
   const receipts = await receiptRows(em, purchaseId);
+  const [reminder] = await reminderRows(em, purchaseId);
   const links = await linksOfPurchase(em, purchaseId);
   const accesses = await newestAccesses(em, purchaseId, EVIDENCE_ACCESS_ROWS);
   const staffActions = await staffActionsOf(em, purchaseId);
@@ -56,7 +61,8 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
       receivedAt: deliveries.find((d) => d.kind === 'order')?.receivedAt ?? purchase.createdAt,
       deliveries,
     },
-    receipts: receipts.map((r) => ({ status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject })),
+    receipts: receipts.map(evidenceEmail),
+    reminder: reminder === undefined ? null : evidenceEmail(reminder),
     links: links.map((l) => ({ issuedAt: l.created_at, via: l.issued_via, expiresAt: l.expires_at, usedAt: l.used_at })),
     accesses: [...accesses].reverse().map((a) => ({
       at: a.at, kind: ACCESS_KINDS[a.kind], ip: a.ip, userAgent: a.user_agent, file: a.file, bytes: a.bytes === null ? null : Number(a.bytes),

@@ -4,7 +4,7 @@
  * file transfers, staff actions, receipts, delivery log entries). Read-only.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EvidenceRecord } from '../domain/evidence';
+import type { EvidenceEmail, EvidenceRecord } from '../domain/evidence';
 import { NotFoundError } from '../domain/errors';
 import type { Principal } from '../domain/access';
 import { isAdminRole } from '../domain/statuses';
@@ -25,12 +25,27 @@ export interface PurchaseAllowance {
   countedFrom: string | null;
 }
 
+/** The purchase's reminder to download (decisions §16), as its page states it. */
+export type PurchaseReminder =
+  | { state: 'sent'; at: string }
+  | { state: 'refused' }
+  | { state: 'due'; at: string }
+  | { state: 'none' };
+
 export interface PurchaseDetail {
   purchase: PurchaseRow;
   allowance: PurchaseAllowance;
+  reminder: PurchaseReminder;
   evidence: EvidenceRecord;
   /** Its license key with the installations (decisions §14), or why it has none. */
   license: PurchaseLicenseState;
+}
+
+/** What the sent-email log says of the reminder; without a row, when it is due (if it still would go). */
+function reminderOf(email: EvidenceEmail | null, dueAt: string | null): PurchaseReminder {
+  if (email?.status === 'sent' && email.acceptedAt !== null) return { state: 'sent', at: email.acceptedAt };
+  if (email?.status === 'failed') return { state: 'refused' };
+  return dueAt === null ? { state: 'none' } : { state: 'due', at: dueAt };
 }
 
 /**
@@ -44,9 +59,10 @@ export async function purchaseDetail(em: EntityManager, viewer: Pick<Principal, 
   if (!row) throw new NotFoundError('purchase not found');
   const evidence = await purchaseEvidence(em, orgId, purchaseId, now);
   const license = await purchaseLicenseState(em, orgId, purchaseId);
-  const { productDownloadLimit, countedFrom, used, ...purchase } = row;
+  const { productDownloadLimit, countedFrom, used, reminderDueAt, ...purchase } = row;
   return {
     purchase,
+    reminder: reminderOf(evidence.reminder, reminderDueAt),
     allowance: {
       product: productDownloadLimit,
       override: purchase.downloadLimit,

@@ -7,8 +7,10 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import type { DispatchKind, NewDispatch } from '../domain/dispatch';
-import { attachDeliveryItem, licenseKeyIssued } from '../../workflows/messages';
-import type { deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification } from '../../workflows';
+import { attachDeliveryItem, licenseKeyIssued, transferCompleted } from '../../workflows/messages';
+import type {
+  buyerReminder, deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification,
+} from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
 
 
@@ -71,6 +73,9 @@ const PRIORITY_KEY: Record<DispatchKind, number> = {
   revoke: 3,
   'license-issued': 3,
   'notify-buyers': 4,
+  // A timer's start and its cancellation: nobody waits on either.
+  'buyer-reminder': 4,
+  'transfer-completed': 4,
   // An integrator's event waits behind buyers' sales, never in front of them.
   'deliver-event': 4,
 };
@@ -102,7 +107,7 @@ export function connectTemporal(address: string, namespace: string, keyRing: Key
 
 /**
  * Starts (or joins) the workflow run of each outbox row, whatever its kind: fulfilment, alerts, fresh
- * links, revocations, version notices, outbound events. The only place that knows start options,
+ * links, revocations, version notices, outbound events, buyer reminders. The only place that knows start options,
  * the email retry window and what an unreachable engine means to a caller. Fulfilment runs are keyed by organisation, source, order id and product
  * (`src/domain/ids`); a run already open for that key is joined, a closed one does not block a new
  * run (the database decides whether it is a duplicate). Activity timeouts and retries are the
@@ -235,6 +240,29 @@ export class WorkflowStarter {
         // key itself when it records the purchase) needs nothing.
         try {
           await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(licenseKeyIssued));
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+        return;
+      case 'buyer-reminder':
+        // One run per purchase, ever: a repeated dispatch (a receipt re-sent) finds it open or done and starts nothing.
+        try {
+          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof buyerReminder>('buyerReminder', {
+            workflowId,
+            taskQueue: this.taskQueue,
+            priority,
+            args: [{ ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs }],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          }));
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
+        return;
+      case 'transfer-completed':
+        // A run that has ended (or not yet started: its activity finds the transfer) needs nothing.
+        try {
+          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(transferCompleted));
         } catch (error) {
           if (!(error instanceof WorkflowNotFoundError)) throw error;
         }

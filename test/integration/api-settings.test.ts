@@ -4,6 +4,7 @@ import { loadKeyRing } from '../../src/security/key-ring';
 import { openSecret } from '../../src/security/sealed-secrets';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedUser } from '../helpers/seed';
+import { signIn } from '../helpers/dashboard';
 
 let h: Harness;
 let org: { orgId: string; apiKey: string };
@@ -171,5 +172,71 @@ describe('API key', () => {
       if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
     }
     expect(lastUsedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
+
+describe('the buyer reminder\'s delay (decisions §16)', () => {
+  const putOrganisation = (body: unknown, apiKey: string) => h.app.inject({
+    method: 'PUT', url: '/api/settings/organisation', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, payload: JSON.stringify(body),
+  });
+  const getOrganisation = (apiKey: string) => h.app.inject({ method: 'GET', url: '/api/settings/organisation', headers: bearer(apiKey) });
+
+  test('a day by default; owners and admins set whole minutes or null (off); other fields stay as they are', async () => {
+    const fresh = await seedOrganisation(h);
+    expect((await getOrganisation(fresh.apiKey)).json()).toMatchObject({ reminderAfterMinutes: 1440, supportEmail: null });
+    await putOrganisation({ supportEmail: 'help@example.com' }, fresh.apiKey);
+
+    const admin = await seedUser(h, fresh.orgId, 'admin');
+    const set = await putOrganisation({ reminderAfterMinutes: 4320 }, admin.apiKey);
+    expect(set.statusCode).toBe(200);
+    expect(set.json()).toMatchObject({ reminderAfterMinutes: 4320, supportEmail: 'help@example.com' });
+    expect((await putOrganisation({ reminderAfterMinutes: null }, fresh.apiKey)).json().reminderAfterMinutes).toBeNull();
+    expect((await getOrganisation(fresh.apiKey)).json()).toMatchObject({ reminderAfterMinutes: null, supportEmail: 'help@example.com' });
+    // Absent: unchanged.
+    expect((await putOrganisation({ supportEmail: null }, fresh.apiKey)).json()).toMatchObject({ reminderAfterMinutes: null, supportEmail: null });
+    expect((await putOrganisation({ reminderAfterMinutes: 1 }, fresh.apiKey)).json().reminderAfterMinutes).toBe(1);
+    expect((await putOrganisation({ reminderAfterMinutes: 525_600 }, fresh.apiKey)).json().reminderAfterMinutes).toBe(525_600);
+    // Another organisation keeps its own.
+    expect((await getOrganisation(other.apiKey)).json().reminderAfterMinutes).toBe(1440);
+
+    const member = await seedUser(h, fresh.orgId, 'member');
+    expect((await putOrganisation({ reminderAfterMinutes: 60 }, member.apiKey)).statusCode).toBe(403);
+  });
+
+  test.each([
+    [0, /whole number of minutes from 1 to 525600/],
+    [525_601, /whole number of minutes from 1 to 525600/],
+    [1.5, /whole number of minutes/],
+    ['60', /or null to turn reminders off/],
+    [true, /or null to turn reminders off/],
+  ])('%p is a 400 that says what is wanted, and changes nothing', async (value, message) => {
+    const before = (await getOrganisation(org.apiKey)).json().reminderAfterMinutes;
+    const res = await putOrganisation({ reminderAfterMinutes: value, supportEmail: 'changed@example.com' }, org.apiKey);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/^reminderAfterMinutes: /);
+    expect(res.json().error).toMatch(message);
+    expect((await getOrganisation(org.apiKey)).json()).toMatchObject({ reminderAfterMinutes: before, supportEmail: null });
+  });
+
+  test('Settings › Organisation shows it and saves it from its own form; empty turns reminders off', async () => {
+    const fresh = await seedOrganisation(h);
+    const session = await signIn(h.app, (await seedUser(h, fresh.orgId, 'admin')).email);
+    const page = await h.app.inject({ method: 'GET', url: '/settings/organisation', headers: { cookie: session.cookie } });
+    expect(page.body).toMatch(/data-testid="reminder-after">Now: <strong>24 hours<\/strong> after the receipt/);
+    expect(page.body).toContain('name="reminderAfterMinutes"');
+    const post = (value: string) => h.app.inject({
+      method: 'POST', url: '/settings/organisation/reminders',
+      headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: session.csrf, reminderAfterMinutes: value }).toString(),
+    });
+    expect((await post('60')).statusCode).toBe(303);
+    expect((await getOrganisation(fresh.apiKey)).json().reminderAfterMinutes).toBe(60);
+    const refused = await post('0');
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('reminderAfterMinutes: must be a whole number of minutes from 1 to 525600');
+    expect((await post('')).statusCode).toBe(303);
+    expect((await getOrganisation(fresh.apiKey)).json().reminderAfterMinutes).toBeNull();
+    const off = await h.app.inject({ method: 'GET', url: '/settings/organisation', headers: { cookie: session.cookie } });
+    expect(off.body).toMatch(/data-testid="reminder-after">Now: <span class="muted">off<\/span>/);
   });
 });

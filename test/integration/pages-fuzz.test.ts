@@ -45,6 +45,7 @@ const DASHBOARD: Array<[string, string]> = [
   ['GET', '/settings/team'], ['POST', '/settings/team'], ['POST', '/settings/team/{userId}/role'], ['GET', '/settings/sessions'],
   ['POST', '/settings/sessions/end-all'], ['GET', '/signin'], ['GET', '/unmatched'], ['GET', '/products/{productId}/notices'],
   ['GET', '/purchases/{id}'], ['GET', '/settings/organisation'], ['POST', '/settings/organisation'],
+  ['POST', '/settings/organisation/reminders'],
   ['POST', '/signin'], ['POST', '/signout'],
 ];
 const CUSTOMER: Array<[string, string]> = [
@@ -57,7 +58,7 @@ function vocabulary(): FuzzVocabulary {
   return {
     words: [ids.productId, ids.versionId, ids.token, 'draft', 'published', 'archived', 'owner', 'admin', 'member', 'true', '1.0.0', session.csrf],
     jsonKeys: ['token', 'email', 'name', '_csrf'],
-    formKeys: ['_csrf', 'name', 'slug', 'description', 'skus', 'status', 'versionId', 'email', 'password', 'current', 'confirm', 'role', 'next', 'token', 'q'],
+    formKeys: ['_csrf', 'name', 'slug', 'description', 'skus', 'status', 'versionId', 'email', 'password', 'current', 'confirm', 'role', 'next', 'token', 'q', 'reminderAfterMinutes'],
   };
 }
 

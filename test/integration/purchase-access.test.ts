@@ -251,10 +251,11 @@ describe('dispute evidence', () => {
     expect(json.status).toBe(200);
     const record = await json.json();
     expect(Object.keys(record).sort()).toEqual(
-      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'license', 'links', 'order', 'purchase', 'receipts', 'seller', 'staffActions'],
+      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'license', 'links', 'order', 'purchase', 'receipts', 'reminder', 'seller', 'staffActions'],
     );
     expect(record.order).toMatchObject({ source: 'api', externalOrderId: 'ORDER-EVIDENCE-77', amount: '10.00', currency: 'USD' });
     expect(record.customer.email).toBe('evidence@example.com');
+    expect(record.reminder).toBeNull();
     expect(record.links).toEqual([expect.objectContaining({ via: 'receipt', issuedAt: expect.any(String) })]);
     const kinds = record.accesses.map((a: { kind: string }) => a.kind);
     expect(kinds).toEqual(['page open', 'file transfer']);

@@ -200,13 +200,13 @@ export function customerErrorPage(status: number, message: string): string {
 /** The unsubscribe link's page: one button (a GET changes nothing, so link scanners do no harm). */
 export function unsubscribePage(d: { orgName: string; token: string }): string {
   return layout('Stop update emails', html`${eyebrow(d.orgName)}<h1>Stop emails about new versions?</h1>
-<p>${d.orgName} emails you when a product you bought has a new version. You can stop these emails; your download links and receipts are not affected.</p>
+<p>${d.orgName} emails you when a product you bought has a new version, and reminds you once of a purchase you have not downloaded. You can stop these emails; your download links and receipts are not affected.</p>
 <form method="post" action="/unsubscribe/${encodeURIComponent(d.token)}"><button type="submit" class="button">Stop update emails</button></form>`);
 }
 
 export function unsubscribedPage(d: { orgName: string }): string {
   return layout('Unsubscribed', html`${eyebrow(d.orgName)}<h1>You will not get update emails any more</h1>
-<p>${d.orgName} will not email you about new versions. Receipts and the download links you ask for still reach you.</p>`);
+<p>${d.orgName} will not email you about new versions or remind you of downloads. Receipts and the download links you ask for still reach you.</p>`);
 }
 
 export function unknownUnsubscribePage(): string {

@@ -3,7 +3,7 @@ import type { RevokeReason } from '../../domain/statuses';
 import type { PurchaseRow } from '../../purchases/purchase-store';
 import { limitReached } from '../../domain/download-links';
 import type { PurchaseLicenseState } from '../../licenses/license-activations';
-import type { PurchaseAllowance, PurchaseDetail } from '../../services/purchase-detail';
+import type { PurchaseAllowance, PurchaseDetail, PurchaseReminder } from '../../services/purchase-detail';
 import { badge, bytes, emptyRow, statusLine, when } from './components';
 import { html, type SafeHtml } from '../../templating/html';
 import { page, type PageContext } from './layout';
@@ -38,7 +38,16 @@ function accessNotice(p: PurchaseRow, ctx: PageContext): SafeHtml {
 </div>`;
 }
 
-function summary(p: PurchaseRow, evidence: EvidenceRecord): SafeHtml {
+function reminderLine(reminder: PurchaseReminder): SafeHtml {
+  switch (reminder.state) {
+    case 'sent': return html`<dt>Reminder</dt><dd data-testid="reminder">Reminder sent ${when(reminder.at)}</dd>`;
+    case 'refused': return html`<dt>Reminder</dt><dd data-testid="reminder">${badge('failed', 'refused by the mail server')}</dd>`;
+    case 'due': return html`<dt>Reminder</dt><dd data-testid="reminder">Reminder due ${when(reminder.at)} <span class="muted small">(unless the buyer downloads first)</span></dd>`;
+    case 'none': return html``;
+  }
+}
+
+function summary(p: PurchaseRow, evidence: EvidenceRecord, reminder: PurchaseReminder): SafeHtml {
   return html`<dl class="panel" aria-label="Purchase">
   <dt>Product</dt><dd><a href="/products/${p.productId}">${p.productName}</a>${evidence.purchase.version ? html` <span class="muted">version ${evidence.purchase.version}</span>` : ''}</dd>
   <dt>Customer</dt><dd>${p.customerName ? html`${p.customerName} · ` : ''}<a href="/purchases?q=${encodeURIComponent(p.customerEmail)}">${p.customerEmail}</a></dd>
@@ -46,6 +55,7 @@ function summary(p: PurchaseRow, evidence: EvidenceRecord): SafeHtml {
   <dt>Source</dt><dd>${badge('pending', p.source)}${p.test ? html` ${badge('test')}` : ''}${p.externalOrderId ? html` order <code>${p.externalOrderId}</code>` : ''}</dd>
   <dt>Created</dt><dd>${when(p.createdAt)}</dd>
   <dt>Receipt</dt><dd>${badge(p.receiptStatus, RECEIPT_LABEL[p.receiptStatus])}${p.receiptSentAt ? html` ${when(p.receiptSentAt)}` : ''}</dd>
+  ${reminderLine(reminder)}
   <dt>Access</dt><dd data-testid="access-status">${p.revokedAt === null
     ? badge('success', 'active')
     : html`${badge('revoked', `withdrawn (${reasonOf(p.revokeReason)})`)} since ${when(p.revokedAt)}`}</dd>
@@ -229,7 +239,7 @@ export function purchaseDetailPage(ctx: PageContext, d: PurchaseDetail): string 
     body: html`
 <p><a href="/purchases">All purchases</a></p>
 ${accessNotice(p, ctx)}
-${summary(p, d.evidence)}
+${summary(p, d.evidence, d.reminder)}
 ${actionsPanel(ctx, p)}
 ${allowancePanel(ctx, p, d.allowance)}
 ${licenseSection(ctx, p, d.license)}

@@ -6,6 +6,8 @@ import { EVENT_TYPES, type EventType } from '../../domain/outbound-events';
 import type { RefusalReason } from '../../domain/integration-health';
 import type { IntegrationHealthJson, IntegrationListItem } from '../../services/integration-settings';
 import type { OrganisationSettings } from '../../services/organisation-settings';
+import { lifetimeWords } from '../../domain/download-links';
+import { MAX_REMINDER_AFTER_MINUTES, MIN_REMINDER_AFTER_MINUTES } from '../../domain/reminder';
 import type { TeamMember } from '../../services/team';
 import type { ActiveSession } from '../../services/user-sessions';
 import { MIN_PASSWORD_LENGTH } from '../../security/password-policy';
@@ -119,7 +121,30 @@ export function organisationPage(ctx: PageContext, settings: OrganisationSetting
     <button type="submit" class="primary">Save</button>
   </form>
   ${resultRegion('organisation-result')}
-</section>`);
+</section>
+${reminderPanel(ctx, settings)}`);
+}
+
+/** The buyer reminder's delay (decisions §16): in minutes, as the API takes it; empty turns reminders off. */
+function reminderPanel(ctx: PageContext, settings: OrganisationSettings): SafeHtml {
+  const minutes = settings.reminderAfterMinutes;
+  return html`<section class="panel" aria-labelledby="reminder-heading">
+  <h2 id="reminder-heading">Download reminders</h2>
+  <p>A buyer who has not downloaded anything this long after the receipt went out gets one reminder email with a fresh
+    link. Test purchases, revoked purchases and buyers who turned off your emails get none. A change applies to purchases
+    whose receipts go out after it.</p>
+  <p data-testid="reminder-after">Now: ${minutes === null
+    ? html`<span class="muted">off</span>`
+    : html`<strong>${lifetimeWords(minutes * 60_000)}</strong> after the receipt`}</p>
+  <form method="post" action="/settings/organisation/reminders" hx-post="/settings/organisation/reminders" hx-target="#reminder-result" class="stack">
+    ${csrfField(ctx)}
+    <label for="reminder-after-minutes">Remind after (minutes) <span class="hint">1440 is a day, 4320 three days; leave it empty for no reminders.</span></label>
+    <input id="reminder-after-minutes" class="short" name="reminderAfterMinutes" type="number" min="${String(MIN_REMINDER_AFTER_MINUTES)}"
+      max="${String(MAX_REMINDER_AFTER_MINUTES)}" step="1" inputmode="numeric" value="${minutes === null ? '' : String(minutes)}">
+    <button type="submit" class="primary">Save</button>
+  </form>
+  ${resultRegion('reminder-result')}
+</section>`;
 }
 
 /** What a seller does about each refusal (the README's Webhooks section says more). */

@@ -63,6 +63,13 @@ function sampleRecord(): EvidenceRecord {
         subject: 'Your download: Grotesk Family',
       },
     ],
+    reminder: {
+      status: 'sent',
+      acceptedAt: '2026-11-21T09:15:01.000Z',
+      messageId: '<reminder.6f1c2d3e@mail.acme.example>',
+      recipients: ['jane.doe@example.com'],
+      subject: 'Your download is waiting: Grotesk Family',
+    },
     links: [
       { issuedAt: '2026-11-20T09:14:59.500Z', via: 'receipt', expiresAt: '2026-11-22T09:14:59.500Z', usedAt: '2026-11-20T09:20:11.000Z' },
       { issuedAt: '2026-11-24T18:02:03.000Z', via: 'my', expiresAt: '2026-11-26T18:02:03.000Z', usedAt: null },
@@ -97,7 +104,7 @@ test('the record renders as a readable PDF with every section and the facts a di
 
   expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
   expect(parsed.info).toMatchObject({ Title: `Dispute evidence: purchase ${record.purchase.id}`, Author: 'Acme Fonts Ltd' });
-  for (const heading of ['Dispute evidence', 'Order as received', 'Customer', 'Receipt', 'Download links issued', 'Page opens and file transfers', 'Staff actions', 'Revocation']) {
+  for (const heading of ['Dispute evidence', 'Order as received', 'Customer', 'Receipt', 'Reminder to download', 'Download links issued', 'Page opens and file transfers', 'Staff actions', 'Revocation']) {
     expect(text).toContain(heading);
   }
   expect(text).toContain('GR-ORDER-77123');
@@ -106,6 +113,8 @@ test('the record renders as a readable PDF with every section and the facts a di
   expect(text).toContain('jane.doe@example.com');
   expect(text).toContain('<receipt-1234@mail.acme.example>');
   expect(text).toContain('2026-11-20 09:15:00 UTC'); // accepted by SMTP
+  expect(text).toContain('<reminder.6f1c2d3e@mail.acme.example>');
+  expect(text).toContain('2026-11-21 09:15:01 UTC');
   for (const access of record.accesses) expect(text).toContain(formatEvidenceTime(access.at));
   for (const link of record.links) expect(text).toContain(formatEvidenceTime(link.issuedAt));
   expect(text).toContain('18,734,112');

@@ -14,7 +14,7 @@ import type { NotificationProgress } from '../../../src/services/version-notific
 import { webhookLogPage, type LogEntry } from '../../../src/http/views/webhook-log';
 import type { PurchaseRow } from '../../../src/purchases/purchase-store';
 import type { EvidenceRecord } from '../../../src/domain/evidence';
-import type { PurchaseDetail } from '../../../src/services/purchase-detail';
+import type { PurchaseDetail, PurchaseReminder } from '../../../src/services/purchase-detail';
 import type { Role } from '../../../src/domain/statuses';
 
 describe('html', () => {
@@ -148,6 +148,7 @@ function evidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
     customer: { name: 'Sam', email: 'sam@example.com' },
     order: { source: 'api', externalOrderId: null, amount: '19.99', currency: 'USD', paymentMethod: 'card', receivedAt: '2026-11-26T10:00:00.000Z', deliveries: [] },
     receipts: [],
+    reminder: null,
     links: [],
     accesses: [],
     accessesNotListed: 0,
@@ -157,10 +158,11 @@ function evidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
   };
 }
 
-function detail(purchase: Partial<PurchaseRow> = {}, record: Partial<EvidenceRecord> = {}): PurchaseDetail {
+function detail(purchase: Partial<PurchaseRow> = {}, record: Partial<EvidenceRecord> = {}, reminder: PurchaseReminder = { state: 'none' }): PurchaseDetail {
   return {
     purchase: purchaseRow(purchase),
     allowance: { product: null, override: null, effective: null, used: 0, countedFrom: null },
+    reminder,
     evidence: evidence(record),
     license: { kind: 'none' },
   };
@@ -248,6 +250,15 @@ describe('the purchase page', () => {
 
     expect(purchaseDetailPage(contextOf('admin'), { ...d, license: { kind: 'waiting' } })).toContain('Waiting for a license key');
     expect(purchaseDetailPage(contextOf('admin'), detail())).not.toContain('License key');
+  });
+
+  test('the reminder: when it went, when it is due, that the mail server refused it, or nothing', () => {
+    const sent = purchaseDetailPage(contextOf('member'), detail({}, {}, { state: 'sent', at: '2026-11-27T10:00:05.000Z' }));
+    expect(sent).toMatch(/data-testid="reminder">Reminder sent <time[^>]*2026-11-27T10:00:05.000Z/);
+    const due = purchaseDetailPage(contextOf('member'), detail({}, {}, { state: 'due', at: '2026-11-27T10:00:05.000Z' }));
+    expect(due).toMatch(/data-testid="reminder">Reminder due <time[^>]*2026-11-27T10:00:05.000Z/);
+    expect(purchaseDetailPage(contextOf('member'), detail({}, {}, { state: 'refused' }))).toContain('refused by the mail server');
+    expect(purchaseDetailPage(contextOf('member'), detail())).not.toContain('data-testid="reminder"');
   });
 
   test('shows the accesses newest first, with repeated page opens counted, and says how many older ones the record leaves out', () => {

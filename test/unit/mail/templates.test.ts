@@ -1,4 +1,4 @@
-import { freshLinksMail, orderAlertMail, receiptMail } from '../../../src/mail/templates';
+import { freshLinksMail, orderAlertMail, receiptMail, reminderMail } from '../../../src/mail/templates';
 
 const expiresAt = new Date('2026-11-27T14:05:00Z');
 const link = 'https://shop.example/downloads/d/TOKEN123';
@@ -28,6 +28,41 @@ describe('receiptMail', () => {
     expect(mail.html).toContain('Acme &lt;Books&gt;');
     expect(mail.html).not.toContain('<Books>');
     expect(mail.html).toContain('Friday 27 November 2026, 14:05 UTC');
+  });
+});
+
+describe('reminderMail', () => {
+  const unsubscribeUrl = 'https://shop.example/downloads/unsubscribe/TOKEN456';
+  const mail = reminderMail({
+    orgName: 'Acme <Books>', customerName: 'Sam', productName: 'Ebook & Pro', versionLabel: '2.0', link, expiresAt, linkLifetime: '48 hours',
+    unsubscribeUrl, licenseKey: 'KEY-1',
+  });
+
+  test('subject names the product', () => {
+    expect(mail.subject).toBe('Your download is waiting: Ebook & Pro');
+  });
+
+  test('the text part reads on its own: product, key, fresh link on its own line, expiry, one reminder only, /my, unsubscribe', () => {
+    const lines = mail.text.split('\n');
+    expect(lines[0]).toBe('Hello Sam,');
+    expect(mail.text).toContain('You bought Ebook & Pro (version 2.0) from Acme <Books>, but it has not been downloaded yet. Here is a fresh link:');
+    expect(mail.text).toContain(`Ebook & Pro (version 2.0)\nYour license key: KEY-1\n${link}\n`);
+    expect(lines).toContain(link);
+    expect(mail.text).toContain('The link works until Friday 27 November 2026, 14:05 UTC, and for another 48 hours each time you open it.');
+    expect(mail.text).toContain('it is the only reminder');
+    expect(mail.text).toContain('https://shop.example/downloads/my');
+    expect(mail.text).toContain(`unsubscribe here: ${unsubscribeUrl}`);
+    expect(mail.text).not.toMatch(/<(p|a|div|strong)[ >]/);
+  });
+
+  test('the HTML part carries the same, escaped, with a download button and the one-click unsubscribe headers', () => {
+    expect(mail.html).toContain(`href="${link}"`);
+    expect(mail.html).toContain('Download Ebook &amp; Pro');
+    expect(mail.html).toContain('Acme &lt;Books&gt;');
+    expect(mail.html).not.toContain('<Books>');
+    expect(mail.html).toContain(`href="${unsubscribeUrl}"`);
+    expect(mail.html).toContain('Friday 27 November 2026, 14:05 UTC');
+    expect(mail.headers).toEqual({ 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' });
   });
 });
 

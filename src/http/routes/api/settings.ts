@@ -27,7 +27,7 @@ const INTEGRATION_PUT_DESCRIPTION = [
   'Unknown platform: 404.',
 ].join('\n');
 
-/** Settings: the organisation's support address and the sales platforms' secrets (owner/admin), each user's own API key (any role). */
+/** Settings: the organisation's support address, reminder delay and the sales platforms' secrets (owner/admin), each user's own API key (any role). */
 export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/api/settings/integrations', {
@@ -57,7 +57,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.get('/api/settings/organisation', {
       config: { access: 'admin' },
       schema: {
-        summary: 'The organisation\'s settings: its name and the support address buyers are shown',
+        summary: 'The organisation\'s settings: its name, the support address buyers are shown, the buyer reminder\'s delay',
         tags: ['settings'],
         response: { 200: OrganisationSettingsSchema },
       },
@@ -66,8 +66,11 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.put('/api/settings/organisation', {
       config: { access: 'admin' },
       schema: {
-        summary: 'Set the support address (shown on the "download limit reached" page)',
-        description: 'Body `{supportEmail}`: an email address; empty or null removes it.',
+        summary: 'Set the support address (shown on the "download limit reached" page) and the buyer reminder\'s delay',
+        description: 'Body `{supportEmail, reminderAfterMinutes}`, each optional (absent: unchanged). `supportEmail`: an email '
+          + 'address; empty or null removes it. `reminderAfterMinutes`: whole minutes from 1 to 525600 after a receipt was accepted '
+          + 'at which a buyer who has completed no file transfer gets one reminder with a fresh link; null turns reminders off. '
+          + 'A new value applies to purchases whose receipts go out after it; reminders already planned keep their time.',
         tags: ['settings'],
         body: OrganisationSettingsInputSchema,
         response: { 200: OrganisationSettingsSchema },

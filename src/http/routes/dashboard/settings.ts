@@ -5,7 +5,7 @@ import { NotFoundError, ValidationError } from '../../../domain/errors';
 import { ROLES } from '../../../domain/statuses';
 import { apiKeyInfo } from '../../../services/api-keys';
 import { listIntegrations } from '../../../services/integration-settings';
-import { organisationSettings, updateOrganisationSettings } from '../../../services/organisation-settings';
+import { organisationSettings, reminderAfterMinutesFromForm, updateOrganisationSettings } from '../../../services/organisation-settings';
 import { addUser } from '../../../services/organisations';
 import { messageIdsOfOrganisation } from '../../../services/sent-emails';
 import { endUserSessions, listSessions } from '../../../services/user-sessions';
@@ -101,6 +101,17 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: { hide: true, body: z.object({ ...CSRF_BODY_FIELD, supportEmail: boundedText(FIELD_LIMITS.email).optional() }) },
     }, async (request, reply) => {
       await updateOrganisationSettings(request.em, principalOf(request).orgId, { supportEmail: request.body.supportEmail ?? '' });
+      return seeOther(request, reply, '/settings/organisation?saved=1');
+    });
+
+    // A form of its own, so saving the support address never touches the reminder and the other way round.
+    app.post('/settings/organisation/reminders', {
+      config: adminForm,
+      preValidation: formBodyOnly,
+      schema: { hide: true, body: z.object({ ...CSRF_BODY_FIELD, reminderAfterMinutes: boundedText(FIELD_LIMITS.id).optional() }) },
+    }, async (request, reply) => {
+      const reminderAfterMinutes = reminderAfterMinutesFromForm(request.body.reminderAfterMinutes ?? '');
+      await updateOrganisationSettings(request.em, principalOf(request).orgId, { reminderAfterMinutes });
       return seeOther(request, reply, '/settings/organisation?saved=1');
     });
 
