@@ -6,6 +6,7 @@ import { freshLinkActivities } from './fresh-links';
 import { licenseActivities } from './licenses';
 import { outboundEventActivities } from './outbound-events';
 import { purchaseActivities } from './purchases';
+import { reconcileActivities, type ReconcileActivityDeps } from './reconciliation';
 import { revocationActivities } from './revocations';
 import { versionNotificationActivities } from './version-notifications';
 
@@ -29,4 +30,9 @@ export function createOutboundActivities(deps: ActivityDeps & { keyRing: KeyRing
   return outboundEventActivities(deps);
 }
 
-export type Activities = ReturnType<typeof createActivities> & ReturnType<typeof createOutboundActivities>;
+/** The activities of missed-webhook reconciliation (main task queue): they open sealed credentials and pause schedules. */
+export function createReconcileActivities(deps: ReconcileActivityDeps) {
+  return reconcileActivities(deps);
+}
+
+export type Activities = ReturnType<typeof createActivities> & ReturnType<typeof createOutboundActivities> & ReturnType<typeof createReconcileActivities>;

@@ -7,3 +7,4 @@ export { freshLinks } from './fresh-links';
 export { purchaseRevocation } from './purchase-revocation';
 export { versionNotification } from './version-notification';
 export { deliverOutboundEvent } from './outbound-delivery';
+export { reconcileIntegration } from './reconcile';
