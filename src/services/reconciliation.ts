@@ -7,9 +7,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { reconciliationOf, saveReconciliation, type ReconciliationRow } from '../accounts/reconciliation-store';
+import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, type Platform } from '../domain/platforms';
 import { checkEndpointUrl } from '../events/addresses';
+import { URL_LIMIT } from '../events/outbound-events';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
 import type { ReconcileSchedules } from '../temporal/reconcile-schedules';
@@ -20,10 +22,10 @@ const RECONCILABLE = ORDER_LIST_CLIENTS.map((c) => c.platform).join(', ');
 
 export const ReconciliationInputSchema = z.object({
   enabled: z.boolean(),
-  apiBaseUrl: z.string().max(300).optional()
+  apiBaseUrl: boundedText(URL_LIMIT).optional()
     .describe('an origin only, `https://host[:port]` (the service adds the API path); default: the platform\'s public API (storefront-a: `https://{shopDomain}`)'),
-  shopDomain: z.string().max(255).optional().describe('storefront-a: the shop\'s domain, e.g. your-shop.myshopify.com'),
-  accessToken: z.string().max(500).optional().describe('storefront-a: an Admin API access token granted read_orders only'),
+  shopDomain: boundedText(FIELD_LIMITS.name).optional().describe('storefront-a: the shop\'s domain, e.g. your-shop.myshopify.com'),
+  accessToken: boundedText(FIELD_LIMITS.secret).optional().describe('storefront-a: an Admin API access token granted read_orders only'),
 }).describe(`Read-only order-API credentials; available for: ${RECONCILABLE}. Absent credentials keep the stored ones.`);
 export type ReconciliationInput = z.infer<typeof ReconciliationInputSchema>;
 
