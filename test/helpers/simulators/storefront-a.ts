@@ -35,6 +35,8 @@ export interface StorefrontASimulator {
   requests: Array<{ at: number; page: number; status: number }>;
   /** Answers 429 with `Retry-After: seconds` the next time page `page` is asked for. */
   throttleOnce(page: number, seconds: number): void;
+  /** Every answer says the bucket holds `used` of 40 (null: the real fill), as a busy shop's other apps would make it. */
+  reportBucketFill(used: number | null): void;
   /** Every request is answered 401 from now on (the token was revoked). */
   revokeToken(): void;
   /** The order as the platform's API (and its webhook) gives it: the sample with the order's id, email and times. */
@@ -72,6 +74,7 @@ export async function startStorefrontASimulator(orders: SimulatedOrder[], access
   const requests: StorefrontASimulator['requests'] = [];
   const throttles = new Map<number, number>();
   let revoked = false;
+  let reportedFill: number | null = null;
   let bucket = 0;
   let lastLeak = Date.now();
   const sorted = [...orders].sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
@@ -80,7 +83,7 @@ export async function startStorefrontASimulator(orders: SimulatedOrder[], access
     const now = Date.now();
     bucket = Math.max(0, bucket - ((now - lastLeak) / 1000) * LEAK_PER_SECOND) + 1;
     lastLeak = now;
-    return `${Math.min(BUCKET_SIZE, Math.ceil(bucket))}/${BUCKET_SIZE}`;
+    return `${reportedFill ?? Math.min(BUCKET_SIZE, Math.ceil(bucket))}/${BUCKET_SIZE}`;
   };
 
   const server = http.createServer((req, res) => {
@@ -130,6 +133,9 @@ export async function startStorefrontASimulator(orders: SimulatedOrder[], access
     accessToken,
     requests,
     throttleOnce: (page, seconds) => throttles.set(page, seconds),
+    reportBucketFill: (used) => {
+      reportedFill = used;
+    },
     revokeToken: () => {
       revoked = true;
     },
