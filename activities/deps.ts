@@ -6,5 +6,5 @@ import type { Mailer } from '../src/mail/mailer';
 export interface ActivityDeps {
   orm: Orm;
   mailer: Mailer;
-  config: Pick<Config, 'siteUrl' | 'baseUrl' | 'downloadLinks' | 'updateNoticeRate' | 'outbound'>;
+  config: Pick<Config, 'siteUrl' | 'baseUrl' | 'downloadLinks' | 'updateNoticeRate' | 'outbound' | 'reconcile'>;
 }

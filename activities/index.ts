@@ -7,6 +7,7 @@ import { licenseActivities } from './licenses';
 import { outboundEventActivities } from './outbound-events';
 import { purchaseActivities } from './purchases';
 import { reminderActivities } from './reminders';
+import { reconcileActivities, type ReconcileActivityDeps } from './reconciliation';
 import { revocationActivities } from './revocations';
 import { versionNotificationActivities } from './version-notifications';
 
@@ -31,4 +32,9 @@ export function createOutboundActivities(deps: ActivityDeps & { keyRing: KeyRing
   return outboundEventActivities(deps);
 }
 
-export type Activities = ReturnType<typeof createActivities> & ReturnType<typeof createOutboundActivities>;
+/** The activities of missed-webhook reconciliation (main task queue): they open sealed credentials and pause schedules. */
+export function createReconcileActivities(deps: ReconcileActivityDeps) {
+  return reconcileActivities(deps);
+}
+
+export type Activities = ReturnType<typeof createActivities> & ReturnType<typeof createOutboundActivities> & ReturnType<typeof createReconcileActivities>;

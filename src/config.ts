@@ -95,6 +95,8 @@ const EnvSchema = z.object({
   OUTBOUND_RETRY_SCHEDULE: z.string().default('5s,5m,30m,2h,5h,10h,10h'),
   OUTBOUND_DISABLE_AFTER: z.string().default('5d'),
   OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  RECONCILE_INTERVAL: z.string().default('15m'),
+  RECONCILE_LOOKBACK: z.string().default('7d'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('delivery-service'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -202,6 +204,12 @@ export interface Config {
    */
   outbound: { eventRetentionMs: number; retryScheduleMs: number[]; disableAfterMs: number; allowPrivate: boolean };
   /**
+   * Missed-webhook reconciliation (decisions §15): each enabled integration's schedule runs every
+   * `intervalMs` (RECONCILE_INTERVAL, 15 min); a first run reads the orders of the last `lookbackMs`
+   * (RECONCILE_LOOKBACK, 7 days). Order APIs follow the outbound address rules (`outbound.allowPrivate`).
+   */
+  reconcile: { intervalMs: number; lookbackMs: number };
+  /**
    * OpenTelemetry traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector
    * (spans go to `<endpoint>/v1/traces`), under OTEL_SERVICE_NAME.
    */
@@ -223,7 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER' | 'RECONCILE_INTERVAL' | 'RECONCILE_LOOKBACK') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -282,8 +290,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       disableAfterMs: duration('OUTBOUND_DISABLE_AFTER'),
       allowPrivate: e.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE === 'true',
     },
+    reconcile: { intervalMs: duration('RECONCILE_INTERVAL'), lookbackMs: duration('RECONCILE_LOOKBACK') },
     tracing: { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT && stripTrailingSlash(e.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: e.OTEL_SERVICE_NAME },
     logLevel: e.LOG_LEVEL,
   };
-  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster), tracing: Object.freeze(config.tracing), outbound: Object.freeze(config.outbound) });
+  return Object.freeze({ ...config, temporal: Object.freeze(config.temporal), dispatch: Object.freeze(config.dispatch), cluster: Object.freeze(config.cluster), tracing: Object.freeze(config.tracing), outbound: Object.freeze(config.outbound), reconcile: Object.freeze(config.reconcile) });
 }

@@ -8,3 +8,4 @@ export { purchaseRevocation } from './purchase-revocation';
 export { versionNotification } from './version-notification';
 export { deliverOutboundEvent } from './outbound-delivery';
 export { buyerReminder } from './buyer-reminder';
+export { reconcileIntegration } from './reconcile';

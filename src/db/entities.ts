@@ -4,6 +4,7 @@ import { DownloadCoverage } from '../downloads/download-coverage.entity';
 import { DownloadToken } from '../purchases/download-token.entity';
 import { IntegrationHealth } from '../accounts/integration-health.entity';
 import { Integration } from '../accounts/integration.entity';
+import { IntegrationReconciliation } from '../accounts/integration-reconciliation.entity';
 import { LicenseActivation } from '../licenses/license-activation.entity';
 import { LicenseKey } from '../licenses/license-key.entity';
 import { Organisation } from '../accounts/organisation.entity';
@@ -30,13 +31,13 @@ import { WebhookEndpoint } from '../events/webhook-endpoint.entity';
 import { WorkflowDispatch } from '../outbox/workflow-dispatch.entity';
 
 export {
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, IntegrationReconciliation, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 };
 
 export const ENTITIES = [
-  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
+  ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, IntegrationReconciliation, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
   ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 ];

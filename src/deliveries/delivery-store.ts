@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoUtc, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 import type { Platform, PurchaseSource } from '../domain/platforms';
-import type { DeliveryStatus, ItemOutcome } from '../domain/statuses';
+import type { DeliverySource, DeliveryStatus, ItemOutcome } from '../domain/statuses';
 import type { DeliveryJson, UnmatchedSkusJson } from '../services/webhook-log';
 import { dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 import { healthUpsert, type HealthMark } from '../accounts/integration-health-store';
@@ -38,11 +38,11 @@ export interface DeliveryRows {
 const recordEntries = statement<NoRows, { deliveries: string; items: string; counters: string; health: string; dispatches: string }>({}, (p) => sql`with input as (
     select ${p.deliveries}::jsonb as deliveries, ${p.items}::jsonb as items, ${p.counters}::jsonb as counters),
   deliveries as (
-    insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, event_id, status, unmatched, test, workflow_ids, received_at, completed_at)
-    select d.id, d.organisation_id, d.kind, d.platform, d.external_order_id, d.event_id, d.status, d.unmatched, d.test, d.workflow_ids, d.received_at,
+    insert into webhook_delivery (id, organisation_id, kind, platform, external_order_id, event_id, source, status, unmatched, test, workflow_ids, received_at, completed_at)
+    select d.id, d.organisation_id, d.kind, d.platform, d.external_order_id, d.event_id, d.source, d.status, d.unmatched, d.test, d.workflow_ids, d.received_at,
       case when d.status = 'Pending' then null else d.received_at end
     from input, jsonb_to_recordset(input.deliveries)
-      as d(id uuid, organisation_id uuid, kind text, platform text, external_order_id text, event_id text, status text, unmatched boolean, test boolean,
+      as d(id uuid, organisation_id uuid, kind text, platform text, external_order_id text, event_id text, source text, status text, unmatched boolean, test boolean,
         workflow_ids jsonb, received_at timestamptz)),
   items as (
     insert into webhook_delivery_item (id, delivery_id, line_index, sku, product_id, outcome, reason, workflow_id, held_line)
@@ -57,6 +57,23 @@ const recordEntries = statement<NoRows, { deliveries: string; items: string; cou
     do update set count = unmatched_sku.count + excluded.count, last_seen_at = greatest(unmatched_sku.last_seen_at, excluded.last_seen_at)),
   health as (${healthUpsert(p.health)})
   ${dispatchInsert(p.dispatches)}`);
+
+const knownOrders = statement<{ external_order_id: string }, { orgId: string; platform: string; orderIds: string[] }>(
+  { external_order_id: true },
+  (p) => sql`select external_order_id from webhook_delivery
+       where organisation_id = ${p.orgId} and platform = ${p.platform} and kind = 'order' and external_order_id = any(${p.orderIds}::text[])
+     union select external_order_id from purchase
+       where organisation_id = ${p.orgId} and source = ${p.platform} and external_order_id = any(${p.orderIds}::text[])`,
+);
+
+/**
+ * Which of these order ids the organisation already has from the platform: an order entry in the log,
+ * or a purchase (a sale recorded before the log kept it). A pulled order among them changes nothing.
+ */
+export async function knownOrderIds(em: EntityManager, orgId: string, platform: Platform, orderIds: string[]): Promise<Set<string>> {
+  if (orderIds.length === 0) return new Set();
+  return new Set((await knownOrders.rows(em, { orgId, platform, orderIds })).map((r) => r.external_order_id));
+}
 
 /** Records entries, items, counters, verified counts and outbox rows in one statement (one round trip, one commit). */
 export async function insertDeliveries(em: EntityManager, rows: DeliveryRows): Promise<void> {
@@ -259,11 +276,11 @@ export async function closeEntry(tx: EntityManager, deliveryId: string, status: 
  * are read for its entries only; an entry's lines come as one JSON array, in line order.
  */
 const deliveryPage = (where: Sql, limit: Param) => sql`
-  select d.id, d.kind, d.platform, d.external_order_id as "externalOrderId", d.status, d.unmatched, d.test,
+  select d.id, d.kind, d.platform, d.external_order_id as "externalOrderId", d.source, d.status, d.unmatched, d.test,
     coalesce(i.items, '[]') as items,
     ${isoUtc('d.received_at')} as "receivedAt", ${isoUtc('d.completed_at')} as "completedAt", d.workflow_ids as "workflowIds"
   from (
-    select id, kind, platform, external_order_id, status, unmatched, test, received_at, completed_at, workflow_ids
+    select id, kind, platform, external_order_id, source, status, unmatched, test, received_at, completed_at, workflow_ids
     from webhook_delivery where ${where} order by received_at desc, id desc limit ${limit}
   ) d
   left join lateral (
@@ -274,7 +291,7 @@ const deliveryPage = (where: Sql, limit: Param) => sql`
   order by d.received_at desc, d.id desc`;
 
 const DELIVERY_JSON_COLUMNS = {
-  id: true, kind: true, platform: true, externalOrderId: true, status: true, unmatched: true, test: true, items: true,
+  id: true, kind: true, platform: true, externalOrderId: true, source: true, status: true, unmatched: true, test: true, items: true,
   receivedAt: true, completedAt: true, workflowIds: true,
 } as const;
 
@@ -282,11 +299,13 @@ interface PageFilter {
   orgId: string;
   status: DeliveryStatus | null;
   platform: Platform | null;
+  source: DeliverySource | null;
   limit: number;
 }
 
 const pageFilter = (p: Parameters<PageFilter>) => sql`organisation_id = ${p.orgId}
-  and (${p.status}::text is null or status = ${p.status}) and (${p.platform}::text is null or platform = ${p.platform})`;
+  and (${p.status}::text is null or status = ${p.status}) and (${p.platform}::text is null or platform = ${p.platform})
+  and (${p.source}::text is null or source = ${p.source})`;
 
 const firstPage = statement<DeliveryJson, PageFilter>(DELIVERY_JSON_COLUMNS, (p) => deliveryPage(pageFilter(p), p.limit));
 
@@ -302,9 +321,10 @@ const deliveriesWithIds = statement<DeliveryJson, { orgId: string; ids: string[]
 
 /** The organisation's log, newest first: the first page, or the one after the entry `after` (which must be the organisation's). */
 export function deliveryPageRows(
-  em: EntityManager, orgId: string, query: { status: DeliveryStatus | null; platform: Platform | null; after: string | null; limit: number },
+  em: EntityManager, orgId: string,
+  query: { status: DeliveryStatus | null; platform: Platform | null; source: DeliverySource | null; after: string | null; limit: number },
 ): Promise<DeliveryJson[]> {
-  const filter = { orgId, status: query.status, platform: query.platform, limit: query.limit };
+  const filter = { orgId, status: query.status, platform: query.platform, source: query.source, limit: query.limit };
   return query.after === null ? firstPage.rows(em, filter) : pageAfter.rows(em, { ...filter, after: query.after });
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Collection, Entity, Index, ManyToOne, OneToMany, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import type { Platform } from '../domain/platforms';
-import type { DeliveryKind, DeliveryStatus } from '../domain/statuses';
+import type { DeliveryKind, DeliverySource, DeliveryStatus } from '../domain/statuses';
 import { Organisation } from '../accounts/organisation.entity';
 import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 
@@ -13,7 +13,7 @@ import { WebhookDeliveryItem } from './webhook-delivery-item.entity';
 @Index({ name: 'webhook_delivery_pending_index', expression: 'create index "webhook_delivery_pending_index" on "webhook_delivery" ("organisation_id") where "status" = \'Pending\'' })
 @Index({ properties: ['organisation', 'platform', 'eventId'] })
 export class WebhookDelivery {
-  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind' | 'eventId';
+  [OptionalProps]?: 'receivedAt' | 'completedAt' | 'status' | 'unmatched' | 'test' | 'workflowIds' | 'items' | 'kind' | 'eventId' | 'source';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -35,6 +35,10 @@ export class WebhookDelivery {
   /** The platform's id of a refund or dispute event, the same on its redeliveries; null when it sends none. */
   @Property({ type: 'text', nullable: true })
   eventId: string | null = null;
+
+  /** How the order came: its webhook, or a reconciliation run that found it missing (decisions §15). */
+  @Property({ type: 'text' })
+  source: DeliverySource = 'webhook';
 
   @Property({ type: 'text' })
   status: DeliveryStatus = 'Pending';

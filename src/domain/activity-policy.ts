@@ -53,3 +53,14 @@ export const OUTBOUND_ATTEMPT = {
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 } as const satisfies ActivityOptions;
+
+/**
+ * One page of a platform's order list read and recorded (decisions §15): a platform that answers
+ * 5xx or not at all is tried five times over about a minute, then the run ends with an error counted
+ * (the next scheduled run starts from the high-water mark). Throttling and refusals are answers, not
+ * failures: the run itself waits or pauses.
+ */
+export const RECONCILE_PAGE = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+} as const satisfies ActivityOptions;

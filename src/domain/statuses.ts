@@ -24,6 +24,10 @@ export type ItemOutcome = (typeof ITEM_OUTCOMES)[number];
 export const DELIVERY_KINDS = ['order', 'refund', 'dispute'] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
+/** How a delivery log entry came: the platform's webhook, or a reconciliation run that found its order missed (decisions §15). */
+export const DELIVERY_SOURCES = ['webhook', 'reconciliation'] as const;
+export type DeliverySource = (typeof DELIVERY_SOURCES)[number];
+
 /** Why a purchase's access was withdrawn. */
 export const REVOKE_REASONS = ['refund', 'chargeback', 'manual'] as const;
 export type RevokeReason = (typeof REVOKE_REASONS)[number];

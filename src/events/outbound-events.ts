@@ -29,7 +29,8 @@ import { enqueueDispatches } from '../services/workflow-outbox';
 import { checkEndpointUrl } from './addresses';
 import { sendWebhook, type AttemptResult } from './sender';
 
-const URL_LIMIT = 2000;
+/** The longest URL accepted: an endpoint's, or a platform's order-API origin (reconciliation). */
+export const URL_LIMIT = 2000;
 const DESCRIPTION_LIMIT = 500;
 
 // ---------------------------------------------------------------------------------------------

@@ -250,6 +250,24 @@ export function endpointDisabledMail(input: { orgName: string; url: string; reas
 ${button(input.settingsUrl, 'Open Settings › Webhooks')}`) };
 }
 
+/** To owners and admins when a platform refused the read-only credentials of reconciliation (decisions §15): its schedule is paused. */
+export function reconcileRefusedMail(input: { orgName: string; platform: string; reason: string; settingsUrl: string }): RenderedMail {
+  const subject = `Reconciliation paused for ${input.platform}: credentials refused`;
+  const advice = 'Missed webhooks of this platform are not looked for until the credentials are saved again (with read access to orders).';
+  const text = [
+    `${input.orgName}:`,
+    '',
+    `Reading ${input.platform}'s order list stopped: ${input.reason}.`,
+    advice,
+    '',
+    `Settings › Integrations: ${input.settingsUrl}`,
+  ].join('\n');
+  return { subject, text, html: emailDocument(subject, html`<p style="margin-top:0;${MUTED_STYLE}">${input.orgName}</p>
+<p>Reading ${input.platform}'s order list stopped: ${input.reason}.</p>
+<p>${advice}</p>
+${button(input.settingsUrl, 'Open Settings › Integrations')}`) };
+}
+
 /**
  * To owners and admins when a product's license-key pool runs dry (a sale waits for a key) or falls
  * below its warning level (decisions §14).

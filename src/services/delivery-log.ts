@@ -8,7 +8,7 @@ import type { NewDispatch } from '../domain/dispatch';
 import type { NewEntry } from '../domain/delivery-entry';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform } from '../domain/platforms';
-import { alertDue, deliveryStatusOf } from '../domain/statuses';
+import { alertDue, deliveryStatusOf, type DeliverySource } from '../domain/statuses';
 import { finishDelivery, insertDeliveries, itemOutcomesOf, lockDelivery, reportItemOutcome } from '../deliveries/delivery-store';
 import { dispatchRows } from './workflow-outbox';
 import type { DispatchRow } from '../outbox/outbox-store';
@@ -35,15 +35,17 @@ export interface DeliveryWrite {
 /**
  * The rows that record the entries of one delivery (several for a batch) and the workflow dispatches
  * they need (the outbox: accept = recorded, decisions §4): an entry whose items all have an outcome
- * is final at once, the others are `Pending`. Each `unmatched` item adds one to its SKU's counter
+ * is final at once, the others are `Pending`. `source`: how the entries came (decisions §15). Each `unmatched` item adds one to its SKU's counter
  * (the Purchases page).
  */
-export function deliveryWrite(orgId: string, entries: NewEntry[], dispatches: NewDispatch[], now: Date): DeliveryWrite {
+export function deliveryWrite(
+  orgId: string, entries: NewEntry[], dispatches: NewDispatch[], now: Date, source: DeliverySource = 'webhook',
+): DeliveryWrite {
   const receivedAt = now.toISOString();
   const deliveries = entries.map((entry) => {
     const outcomes = entry.items.map((i) => i.outcome);
     return {
-      id: entry.id, organisation_id: orgId, kind: entry.kind, platform: entry.platform, external_order_id: entry.externalOrderId, event_id: entry.eventId,
+      id: entry.id, organisation_id: orgId, kind: entry.kind, platform: entry.platform, external_order_id: entry.externalOrderId, event_id: entry.eventId, source,
       status: deliveryStatusOf(outcomes), unmatched: outcomes.includes('unmatched'), test: entry.test, workflow_ids: entry.workflowIds,
       received_at: receivedAt,
     };

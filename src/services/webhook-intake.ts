@@ -44,6 +44,8 @@ import {
 import { adapters } from '../webhooks/registry';
 import { skuMatches, type SkuMatchRow } from '../catalogue/catalogue-store';
 import { deliveryWrite, recordDeliveries, type DeliveryWrite } from './delivery-log';
+import { knownOrderIds } from '../deliveries/delivery-store';
+import type { NormalizedOrder } from '../webhooks/adapter';
 import { claimSignedNonce, ReplayRefusedError } from './signature-nonces';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
@@ -255,4 +257,47 @@ export async function receiveDelivery(
 export async function countOversizedBody(deps: Pick<IntakeDeps, 'orm' | 'clock'>, target: IntakeTarget): Promise<void> {
   if (adapters[target.platform].routing.kind !== 'per-organisation' || target.orgId === null || !isUuid(target.orgId)) return;
   await recordRefusal(deps.orm.em.fork(), { orgId: target.orgId, platform: target.platform, reason: 'body too large', at: deps.clock() });
+}
+
+/**
+ * A run records what it found whatever the outbox holds: nobody retries it for the organisation the
+ * way a platform retries a refused webhook, and one page is bounded.
+ */
+const UNCAPPED_BACKLOG = 2 ** 31 - 1;
+
+/** What recording one page of pulled orders found (decisions §15). */
+export interface PulledOrdersOutcome {
+  recovered: number;
+  alreadyKnown: number;
+  /** Orders that cannot be recorded as they are (the webhook would have been refused 400 for them). */
+  unreadable: number;
+}
+
+/**
+ * The intake of orders a reconciliation run read from the platform's order list: the same planning
+ * and recording as a verified webhook, with the same business keys. A paid order the organisation
+ * already has (an order entry in the log, or a purchase) is `alreadyKnown` and records nothing; an
+ * unknown one is recorded as a log entry with source `reconciliation` and its fulfilment dispatched
+ * through the outbox, exactly as a webhook's. Orders not paid yet are left for a later run (their
+ * webhook, or the run after they are paid, brings them). A webhook of the same order recorded at the
+ * same moment makes two entries but one run per line (the workflow ids are the business keys), so
+ * one purchase and one receipt.
+ */
+export async function recordPulledOrders(
+  orm: Orm, orgId: string, platform: Platform, orders: NormalizedOrder[], now: Date,
+): Promise<PulledOrdersOutcome> {
+  const em = orm.em.fork();
+  const paid = orders.filter((order) => order.paid);
+  const readable = paid.filter((order) => unreadable(order) === null);
+  const known = await knownOrderIds(em, orgId, platform, readable.map((o) => o.externalOrderId));
+  const unknown = readable.filter((order) => !known.has(order.externalOrderId));
+  const outcome = { recovered: unknown.length, alreadyKnown: readable.length - unknown.length, unreadable: paid.length - readable.length };
+  if (unknown.length === 0) return outcome;
+  const skus = skusOf({ kind: 'orders', orders: unknown });
+  const [row] = await candidateByOrganisation(em, { skus, backlogCap: UNCAPPED_BACKLOG, platform }, orgId);
+  if (row === undefined) throw new NotFoundError('organisation not found');
+  const org = { orgId, subscriptionExpiresOn: row.subscription_expires_on };
+  const plan = planIntake(org, platform, unknown, [], matchesOf(row.matches), now);
+  await recordDeliveries(em, [deliveryWrite(orgId, plan.entries, plan.dispatches, now, 'reconciliation')]);
+  return outcome;
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { deliveriesWithIdsRows, deliveryPageRows, isDeliveryOf, unmatchedSkuRows } from '../deliveries/delivery-store';
 import { NotFoundError } from '../domain/errors';
 import { PLATFORMS, type Platform } from '../domain/platforms';
-import { DELIVERY_KINDS, DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliveryStatus } from '../domain/statuses';
+import { DELIVERY_KINDS, DELIVERY_SOURCES, DELIVERY_STATUSES, ITEM_OUTCOMES, type DeliverySource, type DeliveryStatus } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 
 /** A delivery log entry as GET /api/webhook-deliveries lists it (decisions §3). */
@@ -12,6 +12,7 @@ export const DeliveryJsonSchema = z.object({
   kind: z.enum(DELIVERY_KINDS).describe('an order, or a refund or dispute event (decisions §9)'),
   platform: z.enum(PLATFORMS),
   externalOrderId: z.string().describe('the order id; for a payments-c refund or dispute, the payment (payment_intent) it names'),
+  source: z.enum(DELIVERY_SOURCES).describe('webhook: the platform sent it; reconciliation: a run of the platform\'s order list found it missed (shown "recovered")'),
   status: z.enum(DELIVERY_STATUSES),
   unmatched: z.boolean(),
   test: z.boolean(),
@@ -43,6 +44,7 @@ export type UnmatchedSkusJson = z.infer<typeof UnmatchedSkusJsonSchema>;
 export interface DeliveryQuery {
   status?: DeliveryStatus;
   platform?: Platform;
+  source?: DeliverySource;
   /** Id of the last entry of the previous page. */
   after?: string;
   limit: number;
@@ -54,7 +56,7 @@ export async function listDeliveries(em: EntityManager, orgId: string, query: De
     const found = isUuid(query.after) && await isDeliveryOf(em, orgId, query.after);
     if (!found) throw new NotFoundError('after: no delivery with that id');
   }
-  return deliveryPageRows(em, orgId, { status: query.status || null, platform: query.platform || null, after: query.after ?? null, limit: query.limit });
+  return deliveryPageRows(em, orgId, { status: query.status || null, platform: query.platform || null, source: query.source || null, after: query.after ?? null, limit: query.limit });
 }
 
 /** These entries of the organisation's log, as GET /api/webhook-deliveries shows them (outbound events' data). */

@@ -12,6 +12,7 @@ import type {
   buyerReminder, deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification,
 } from '../../workflows';
 import { OrderIdSearchAttribute, OrgIdSearchAttribute, PlatformSearchAttribute } from './search-attributes';
+import { ReconcileSchedules } from './reconcile-schedules';
 
 
 /**
@@ -91,7 +92,7 @@ export function runPriority(kind: DispatchKind, orgId: string | null): Priority 
 }
 
 /** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW, OUTBOUND_RETRY_SCHEDULE). */
-export type WorkflowStartPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs' | 'outbound'>;
+export type WorkflowStartPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs' | 'outbound' | 'reconcile'>;
 
 /**
  * A client whose connection is made on first use: an API process starts, and accepts deliveries
@@ -117,6 +118,8 @@ export class WorkflowStarter {
   private readonly taskQueue: string;
   private readonly emailRetryWindowMs: number;
   private readonly retryScheduleMs: number[];
+  /** The reconciliation schedules (decisions §15), on the same task queue. */
+  readonly reconcileSchedules: ReconcileSchedules;
 
   constructor(
     private readonly client: Client,
@@ -125,6 +128,7 @@ export class WorkflowStarter {
     this.taskQueue = policy.temporal.taskQueue;
     this.emailRetryWindowMs = policy.emailRetryWindowMs;
     this.retryScheduleMs = policy.outbound.retryScheduleMs;
+    this.reconcileSchedules = new ReconcileSchedules(client, { taskQueue: this.taskQueue, intervalMs: policy.reconcile.intervalMs });
   }
 
   private searchAttributes(orgId: string, source: string, orderId: string): SearchAttributePair[] {

@@ -2,10 +2,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type LogLevel, type LogMetadata, type WorkerOptions,
 } from '@temporalio/worker';
-import { createActivities, createOutboundActivities, type ActivityDeps } from '../../activities';
+import { createActivities, createOutboundActivities, createReconcileActivities, type ActivityDeps } from '../../activities';
 import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
+import { connectTemporal } from './client';
 import { encryptedPayloads } from './encryption-codec';
+import { ReconcileSchedules } from './reconcile-schedules';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -127,11 +129,11 @@ export interface ServiceWorker {
   getState(): ReturnType<Worker['getState']>;
 }
 
-function together(main: Worker, outbound: Worker): ServiceWorker {
+function together(main: Worker, outbound: Worker, afterwards: () => Promise<void>): ServiceWorker {
   return {
     async run() {
       // One stopping (failed or shut down) stops the other.
-      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]);
+      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]).finally(afterwards);
     },
     shutdown() {
       stop(main);
@@ -164,15 +166,19 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Servic
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: false }),
     interceptors: { activity: activityInterceptors() },
   });
+  // Reconciliation pauses its schedule when a platform refuses the credentials: a client of its own,
+  // connected on first use (most workers never need it).
+  const scheduleClient = connectTemporal(setup.address, setup.namespace, setup.keyRing);
+  const schedules = new ReconcileSchedules(scheduleClient.client, { taskQueue: setup.taskQueue, intervalMs: setup.deps.config.reconcile.intervalMs });
   const main = await Worker.create({
     connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
-    activities: createActivities(setup.deps),
+    activities: { ...createActivities(setup.deps), ...createReconcileActivities({ ...setup.deps, keyRing: setup.keyRing, schedules }) },
     ...workflowAndTracingOptions(setup.workflowBundle),
     shutdownGraceTime: setup.shutdownGraceTime ?? '30s',
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
-  return { worker: together(main, outbound), connection };
+  return { worker: together(main, outbound, () => scheduleClient.connection.close()), connection };
 }

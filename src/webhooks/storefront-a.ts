@@ -6,7 +6,7 @@
  * Refunds arrive on the same URL with topic `refunds/create` (header `X-StorefrontA-Topic`, alias
  * `X-Shopify-Topic`); the body is then the platform's Refund resource, not an order (decisions §9).
  */
-import type { NormalizedLine, ParseResult, PlatformAdapter } from './adapter';
+import type { NormalizedLine, NormalizedOrder, ParseResult, PlatformAdapter } from './adapter';
 import {
   currencyOf,
   decimalAmount,
@@ -28,7 +28,11 @@ import { configured, headerValue, verifyBase64Hmac } from './signature';
 export const STOREFRONT_A_HEADERS = ['x-storefronta-hmac-sha256', 'x-shopify-hmac-sha256'];
 export const STOREFRONT_A_TOPIC_HEADERS = ['x-storefronta-topic', 'x-shopify-topic'];
 
-function parseOrder(order: JsonObject): ParseResult {
+/**
+ * An Order resource as the platform's webhook and its Admin API's order list both give it (the same
+ * object): the one mapping of both (src/webhooks/storefront-a-orders.ts reads the list).
+ */
+export function storefrontAOrder(order: JsonObject): NormalizedOrder {
   const externalOrderId = requireId(order.id, 'id');
   const currency = currencyOf(order.currency);
   const customer = objectAt(order.customer);
@@ -42,20 +46,15 @@ function parseOrder(order: JsonObject): ParseResult {
   });
 
   return {
-    kind: 'orders',
-    orders: [
-      {
-        externalOrderId,
-        customer: {
-          email: firstText(order.email, customer?.email),
-          name: joinName(customer?.first_name, customer?.last_name) ?? text(billing?.name),
-        },
-        currency,
-        lines,
-        paid: order.financial_status === 'paid',
-        test: order.test === true,
-      },
-    ],
+    externalOrderId,
+    customer: {
+      email: firstText(order.email, customer?.email),
+      name: joinName(customer?.first_name, customer?.last_name) ?? text(billing?.name),
+    },
+    currency,
+    lines,
+    paid: order.financial_status === 'paid',
+    test: order.test === true,
   };
 }
 
@@ -97,6 +96,6 @@ export const storefrontA: PlatformAdapter<'storefront-a'> = {
     const body = jsonObjectBody(request);
     // Any other topic (or none) is an order, as before refunds were read.
     const topic = headerValue(request.headers, ...STOREFRONT_A_TOPIC_HEADERS);
-    return topic === 'refunds/create' ? parseRefund(body) : parseOrder(body);
+    return topic === 'refunds/create' ? parseRefund(body) : { kind: 'orders', orders: [storefrontAOrder(body)] };
   },
 };

@@ -95,7 +95,7 @@ test('the lists serialized by fast-json-stringify still document their zod respo
   expect(Object.keys(products?.items?.properties ?? {}).sort()).toEqual(['activeVersion', 'product']);
   const deliveries = doc.paths['/api/webhook-deliveries'].get.responses?.['200'].content?.['application/json']?.schema;
   expect(Object.keys(deliveries?.items?.properties ?? {}).sort()).toEqual([
-    'completedAt', 'externalOrderId', 'id', 'items', 'kind', 'platform', 'receivedAt', 'status', 'test', 'unmatched', 'workflowIds',
+    'completedAt', 'externalOrderId', 'id', 'items', 'kind', 'platform', 'receivedAt', 'source', 'status', 'test', 'unmatched', 'workflowIds',
   ]);
 });
 

@@ -64,6 +64,7 @@ describe('GET /api/webhook-deliveries', () => {
       kind: 'order',
       platform: 'storefront-a',
       externalOrderId: 'order-ok',
+      source: 'webhook',
       status: 'Success',
       unmatched: false,
       test: true,

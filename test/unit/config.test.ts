@@ -51,6 +51,9 @@ describe('config', () => {
       disableAfterMs: 5 * 86_400_000,
       allowPrivate: false,
     });
+    expect(loadConfig({}).reconcile).toEqual({ intervalMs: 900_000, lookbackMs: 7 * 86_400_000 });
+    expect(loadConfig({ RECONCILE_INTERVAL: '30s', RECONCILE_LOOKBACK: '1d' }).reconcile).toEqual({ intervalMs: 30_000, lookbackMs: 86_400_000 });
+    expect(() => loadConfig({ RECONCILE_INTERVAL: 'often' })).toThrow(/RECONCILE_INTERVAL/);
     expect(() => loadConfig({ OUTBOUND_RETRY_SCHEDULE: '5s,,1m' })).toThrow(/OUTBOUND_RETRY_SCHEDULE/);
     expect(() => loadConfig({ OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(/OUTBOUND_WEBHOOKS_ALLOW_PRIVATE/);
     expect(() => loadConfig({ EMAIL_RETRY_WINDOW: 'soon' })).toThrow(/EMAIL_RETRY_WINDOW/);

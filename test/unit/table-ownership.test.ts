@@ -16,7 +16,7 @@ const OWNERS: Record<string, string> = {
   version_file: 'src/catalogue', version_notification: 'src/catalogue',
   download_coverage: 'src/downloads',
   organisation: 'src/accounts', app_user: 'src/accounts', user_session: 'src/accounts',
-  integration: 'src/accounts', integration_health: 'src/accounts', rate_limit_counter: 'src/accounts',
+  integration: 'src/accounts', integration_health: 'src/accounts', integration_reconciliation: 'src/accounts', rate_limit_counter: 'src/accounts',
   workflow_dispatch: 'src/outbox',
   webhook_delivery: 'src/deliveries', webhook_delivery_item: 'src/deliveries', unmatched_sku: 'src/deliveries',
   signature_nonce: 'src/deliveries', sent_email: 'src/deliveries',

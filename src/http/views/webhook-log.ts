@@ -24,10 +24,16 @@ function kindBadge(entry: LogEntry): SafeHtml {
   return html``;
 }
 
+/** An order a reconciliation run found missed (its webhook never came) says so (decisions §15). */
+function sourceBadge(entry: LogEntry): SafeHtml {
+  return entry.source === 'reconciliation' ? html` ${badge('recovered', 'Recovered')}` : html``;
+}
+
 export interface WebhookLogView {
   entries: LogEntry[];
   status?: string;
   platform?: string;
+  source?: string;
   /** Older entries follow (the page is full). */
   more: boolean;
   products: Map<string, ProductListing>;
@@ -82,6 +88,7 @@ function filterQuery(v: WebhookLogView, extra: Record<string, string>): string {
   const q = new URLSearchParams();
   if (v.status) q.set('status', v.status);
   if (v.platform) q.set('platform', v.platform);
+  if (v.source) q.set('source', v.source);
   for (const [k, value] of Object.entries(extra)) q.set(k, value);
   return q.toString();
 }
@@ -101,6 +108,10 @@ export function webhookLogPage(ctx: PageContext, v: WebhookLogView): string {
   <div><label for="platform">Platform</label>
     <select id="platform" name="platform"><option value="">Any platform</option>
       ${PLATFORMS.map((p) => html`<option value="${p}"${flag(v.platform === p, 'selected')}>${p}</option>`)}</select></div>
+  <div><label for="source">Came by</label>
+    <select id="source" name="source"><option value="">Webhook or recovered</option>
+      <option value="webhook"${flag(v.source === 'webhook', 'selected')}>Webhook</option>
+      <option value="reconciliation"${flag(v.source === 'reconciliation', 'selected')}>Recovered by reconciliation</option></select></div>
   <div><button type="submit">Filter</button></div>
 </form>
 <div id="log">
@@ -110,7 +121,7 @@ export function webhookLogPage(ctx: PageContext, v: WebhookLogView): string {
       <th scope="col">Items (SKU, outcome, reason)</th><th scope="col">Workflow</th></tr></thead>
     <tbody>${v.entries.length === 0 ? emptyRow(5, 'No deliveries match.') : v.entries.map((e) => html`<tr data-delivery-id="${e.id}" data-status="${e.status}" data-kind="${e.kind ?? 'order'}">
       <td>${when(e.receivedAt)}${e.completedAt ? html`<br><span class="small muted">done ${when(e.completedAt)}</span>` : ''}</td>
-      <td>${e.platform}${kindBadge(e)}<br><code>${e.externalOrderId}</code></td>
+      <td>${e.platform}${kindBadge(e)}${sourceBadge(e)}<br><code>${e.externalOrderId}</code></td>
       <td>${badge(e.status)}${e.test ? html` ${badge('test')}` : ''}${e.unmatched ? html` ${badge('unmatched')}` : ''}</td>
       <td><ul class="items">${e.items.map((item, i) => itemLine(v, e, item, i))}</ul></td>
       <td>${workflowLinks(v, e.workflowIds)}</td></tr>`)}</tbody>

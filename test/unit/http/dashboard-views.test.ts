@@ -292,7 +292,7 @@ describe('badges', () => {
 
 describe('the webhook log', () => {
   const entry = (kind: LogEntry['kind'], outcomes: Array<LogEntry['items'][number]['outcome']>): LogEntry => ({
-    id: `d-${kind}`, platform: 'storefront-a', externalOrderId: '1001', status: 'Success', unmatched: false, test: false,
+    id: `d-${kind}`, platform: 'storefront-a', externalOrderId: '1001', source: 'webhook' as const, status: 'Success', unmatched: false, test: false,
     items: outcomes.map((outcome) => ({ sku: 'ebook', productId: null, outcome, reason: outcome === 'kept' ? 'partial refund, access kept' : null, purchaseId: PURCHASE_ID })),
     receivedAt: '2026-11-26T10:00:00.000Z', completedAt: null, workflowIds: [], kind,
   });

@@ -22,7 +22,7 @@ test('writes what JSON.stringify writes for data of the schema\'s shape, nulls i
   };
   expect(serializerOf(z.array(ProductListingSchema))([listing, withVersion])).toBe(JSON.stringify([listing, withVersion]));
   const delivery = {
-    id: 'd1', kind: 'order', platform: 'cart-e', externalOrderId: 'o-1', status: 'Pending', unmatched: false, test: true,
+    id: 'd1', kind: 'order', platform: 'cart-e', externalOrderId: 'o-1', source: 'reconciliation', status: 'Pending', unmatched: false, test: true,
     items: [{ sku: null, productId: null, outcome: null, reason: null, purchaseId: null }],
     receivedAt: '2026-11-25T22:09:51.123Z', completedAt: null, workflowIds: [],
   };

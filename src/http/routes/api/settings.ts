@@ -6,6 +6,9 @@ import {
   configureIntegration, IntegrationInputSchema, IntegrationJsonSchema, IntegrationListItemSchema, listIntegrations,
 } from '../../../services/integration-settings';
 import {
+  configureReconciliation, reconciliationSettings, ReconciliationInputSchema, ReconciliationJsonSchema, runReconciliationNow,
+} from '../../../services/reconciliation';
+import {
   organisationSettings, OrganisationSettingsInputSchema, OrganisationSettingsSchema, updateOrganisationSettings,
 } from '../../../services/organisation-settings';
 import { principalOf } from '../../plugins/principal';
@@ -53,6 +56,49 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request) => configureIntegration(
       request.em, deps.keyRing, principalOf(request).orgId, request.params.platform, request.body, deps.config.baseUrl,
     ));
+
+    const platformParam = z.object({ platform: boundedText(FIELD_LIMITS.id).describe(PLATFORMS.join(', ')) });
+    const reconcileDeps = () => ({
+      keyRing: deps.keyRing, schedules: deps.starter.reconcileSchedules, allowPrivate: deps.config.outbound.allowPrivate, now: deps.clock(),
+    });
+
+    app.get('/api/settings/integrations/:platform/reconciliation', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Missed-webhook reconciliation of a platform: on or off, paused, the last run and the next',
+        tags: ['settings'],
+        params: platformParam,
+        response: { 200: ReconciliationJsonSchema },
+      },
+    }, async (request) => reconciliationSettings(request.em, reconcileDeps(), principalOf(request).orgId, request.params.platform));
+
+    app.put('/api/settings/integrations/:platform/reconciliation', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Turn missed-webhook reconciliation on or off, with the platform\'s read-only order-API credentials (never returned)',
+        description: 'Enabled: the integration\'s schedule reads the platform\'s order list every RECONCILE_INTERVAL and records the paid '
+          + 'orders no webhook brought. Saving the credentials again resumes a schedule the platform\'s refusal paused. Unknown platform: 404; '
+          + 'a platform whose order list is not read yet, or that has none: 400.',
+        tags: ['settings'],
+        params: platformParam,
+        body: ReconciliationInputSchema,
+        response: { 200: ReconciliationJsonSchema },
+      },
+    }, async (request) => configureReconciliation(request.em, reconcileDeps(), principalOf(request).orgId, request.params.platform, request.body));
+
+    app.post('/api/settings/integrations/:platform/reconciliation/run', {
+      config: { access: 'admin' },
+      schema: {
+        summary: 'Run reconciliation now (a run already going makes this one skipped)',
+        description: '409 when reconciliation is off or paused.',
+        tags: ['settings'],
+        params: platformParam,
+        response: { 202: z.object({ started: z.literal(true) }) },
+      },
+    }, async (request, reply) => {
+      await runReconciliationNow(request.em, reconcileDeps(), principalOf(request).orgId, request.params.platform);
+      return reply.code(202).send({ started: true as const });
+    });
 
     app.get('/api/settings/organisation', {
       config: { access: 'admin' },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 import { PLATFORMS } from '../../../domain/platforms';
-import { DELIVERY_STATUSES } from '../../../domain/statuses';
+import { DELIVERY_SOURCES, DELIVERY_STATUSES } from '../../../domain/statuses';
 import { findCustomers } from '../../../purchases/customer-store';
 import { recordedOrderLines, type OrderLineKey } from '../../../purchases/purchase-store';
 import { listProducts } from '../../../services/products';
@@ -36,15 +36,16 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         querystring: z.object({
           status: optionalEnum(DELIVERY_STATUSES),
           platform: optionalEnum(PLATFORMS),
+          source: optionalEnum(DELIVERY_SOURCES),
           after: boundedText(FIELD_LIMITS.id).optional(),
         }),
       },
     }, async (request, reply) => {
       const em = request.em;
       const { orgId } = principalOf(request);
-      const { status, platform, after } = request.query;
+      const { status, platform, source, after } = request.query;
       const [entries, products, customers, backlog] = await Promise.all([
-        listDeliveries(em, orgId, { status, platform, after, limit: PAGE_SIZE }),
+        listDeliveries(em, orgId, { status, platform, source, after, limit: PAGE_SIZE }),
         listProducts(em, orgId),
         findCustomers(em, orgId, { limit: CUSTOMER_CHOICES }),
         outboxBacklog(em, orgId),
@@ -58,6 +59,7 @@ export function webhookLogRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         entries,
         status,
         platform,
+        source,
         more: entries.length === PAGE_SIZE,
         products: new Map(products.map((l) => [l.product.id, l])),
         customers,

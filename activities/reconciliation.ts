@@ -1,0 +1,82 @@
+import { Organisation, User } from '../src/db/entities';
+import { pauseReconciliation, raiseHighWaterMark, reconciliationOf, recordRunResult } from '../src/accounts/reconciliation-store';
+import type { Platform } from '../src/domain/platforms';
+import { readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
+import { reconcileRefusedMail } from '../src/mail/templates';
+import type { KeyRing } from '../src/security/key-ring';
+import { openCredentials } from '../src/services/reconciliation';
+import { recordPulledOrders } from '../src/services/webhook-intake';
+import type { ReconcileSchedules } from '../src/temporal/reconcile-schedules';
+import type { NormalizedOrder } from '../src/webhooks/adapter';
+import { orderListClientOf } from '../src/webhooks/order-lists';
+import type { ActivityDeps } from './deps';
+import { createSendOnce } from './send-once';
+
+export type ReconcileActivityDeps = ActivityDeps & { keyRing: KeyRing; schedules: ReconcileSchedules };
+
+type Integration = { orgId: string; platform: Platform };
+
+/** The activities of `reconcileIntegration` (decisions §15): they open the sealed credentials, so they have the key ring. */
+export function reconcileActivities({ orm, mailer, config, keyRing, schedules }: ReconcileActivityDeps) {
+  const sendOnce = createSendOnce({ orm, mailer, config });
+
+  return {
+    /** Where a run reads from, or null when reconciliation is off or paused (a run the schedule had already started). */
+    async beginReconcile({ orgId, platform }: Integration): Promise<{ since: string } | null> {
+      const row = await reconciliationOf(orm.em.fork(), orgId, platform);
+      if (!row?.enabled || row.paused_at !== null) return null;
+      return { since: readSince(row.high_water_mark, new Date(), config.reconcile.lookbackMs) };
+    },
+
+    /**
+     * Reads one page and records its paid orders through the webhook intake; the high-water mark
+     * moves only after they are recorded. A retry after a crash reads the same page again, and the
+     * business keys make its orders `alreadyKnown`.
+     */
+    async reconcilePage({ orgId, platform, since, cursor }: Integration & { since: string; cursor: string | null }): Promise<PageOutcome> {
+      const em = orm.em.fork();
+      const row = await reconciliationOf(em, orgId, platform);
+      const client = orderListClientOf(platform);
+      if (!row?.enabled || !client) return { kind: 'recorded', result: { pulled: 0, recovered: 0, alreadyKnown: 0, errors: 0 }, nextCursor: null, slowDownMs: 0 };
+      const page = await client.fetchPage({
+        origin: row.api_base_url, credentials: openCredentials(keyRing, row), since, cursor, allowPrivate: config.outbound.allowPrivate,
+      });
+      if (page.kind !== 'page') return page;
+      const orders = page.orders.flatMap((listed): NormalizedOrder[] => ('unreadable' in listed.order ? [] : [listed.order]));
+      const recorded = await recordPulledOrders(orm, orgId, platform, orders, new Date());
+      const changes = page.orders.map((o) => o.changedAt).filter((at): at is string => at !== null && !Number.isNaN(Date.parse(at)));
+      if (changes.length > 0) {
+        const newest = changes.reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
+        await raiseHighWaterMark(em, orgId, platform, new Date(newest).toISOString());
+      }
+      const result: ReconcileResult = {
+        pulled: page.orders.length,
+        recovered: recorded.recovered,
+        alreadyKnown: recorded.alreadyKnown,
+        errors: page.orders.length - orders.length + recorded.unreadable,
+      };
+      return { kind: 'recorded', result, nextCursor: page.nextCursor, slowDownMs: page.slowDownMs };
+    },
+
+    /**
+     * The platform refused the credentials: the integration is paused (its schedule too) and owners
+     * and admins get one email per pause, however many runs meet the refusal.
+     */
+    async pauseReconcile({ orgId, platform, reason }: Integration & { reason: string }): Promise<void> {
+      const em = orm.em.fork();
+      const paused = await pauseReconciliation(em, { orgId, platform, reason, now: new Date() });
+      if (!paused) return;
+      await schedules.pause(orgId, platform, reason);
+      const org = await em.findOneOrFail(Organisation, orgId);
+      const staff = await em.find(User, { organisation: org, role: { $in: ['owner', 'admin'] } });
+      if (staff.length === 0) return;
+      await sendOnce(`reconcile-refused:${orgId}:${platform}:${paused.paused_at}`, 'alert', orgId, staff.map((u) => u.email), async () => reconcileRefusedMail({
+        orgName: org.name, platform, reason, settingsUrl: `${config.baseUrl}/settings/integrations`,
+      }));
+    },
+
+    async finishReconcile({ orgId, platform, result }: Integration & { result: ReconcileResult }): Promise<void> {
+      await recordRunResult(orm.em.fork(), orgId, platform, new Date(), result);
+    },
+  };
+}

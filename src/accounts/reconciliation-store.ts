@@ -1,0 +1,87 @@
+/**
+ * Missed-webhook reconciliation's settings and progress (decisions §15): owns
+ * `integration_reconciliation`, one row per organisation and platform with the sealed read-only
+ * credentials, the API origin, the pause a refusal caused, the high-water mark and the last result.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isoUtc, sql, statement, type NoRows } from '../db/sql';
+import type { Platform } from '../domain/platforms';
+import type { ReconcileResult } from '../domain/reconciliation';
+
+/** A stored reconciliation, times as ISO strings. */
+export interface ReconciliationRow {
+  enabled: boolean;
+  api_base_url: string;
+  /** Sealed JSON of the platform's credentials. */
+  credentials: string;
+  paused_at: string | null;
+  paused_reason: string | null;
+  high_water_mark: string | null;
+  last_run_at: string | null;
+  last_result: ReconcileResult | null;
+}
+
+const read = statement<ReconciliationRow, { orgId: string; platform: string }>(
+  { enabled: true, api_base_url: true, credentials: true, paused_at: true, paused_reason: true, high_water_mark: true, last_run_at: true, last_result: true },
+  (p) => sql`select enabled, api_base_url, credentials, ${isoUtc('paused_at')} as paused_at, paused_reason,
+       ${isoUtc('high_water_mark')} as high_water_mark, ${isoUtc('last_run_at')} as last_run_at, last_result
+     from integration_reconciliation where organisation_id = ${p.orgId} and platform = ${p.platform}`,
+);
+
+export function reconciliationOf(em: EntityManager, orgId: string, platform: Platform): Promise<ReconciliationRow | undefined> {
+  return read.first(em, { orgId, platform });
+}
+
+const save = statement<NoRows, { orgId: string; platform: string; enabled: boolean; apiBaseUrl: string; credentials: string; now: Date }>(
+  {},
+  (p) => sql`insert into integration_reconciliation (organisation_id, platform, enabled, api_base_url, credentials, updated_at)
+     values (${p.orgId}, ${p.platform}, ${p.enabled}, ${p.apiBaseUrl}, ${p.credentials}, ${p.now})
+     on conflict (organisation_id, platform) do update set enabled = excluded.enabled, api_base_url = excluded.api_base_url,
+       credentials = excluded.credentials, paused_at = null, paused_reason = null, updated_at = excluded.updated_at`,
+);
+
+/** Saves the settings; saving lifts a pause (the seller has given the credentials again). */
+export async function saveReconciliation(
+  em: EntityManager, row: { orgId: string; platform: Platform; enabled: boolean; apiBaseUrl: string; credentials: string; now: Date },
+): Promise<void> {
+  await save.run(em, row);
+}
+
+const refuse = statement<{ paused_at: string; newly: boolean }, { orgId: string; platform: string; reason: string; now: Date }>(
+  { paused_at: true, newly: true },
+  (p) => sql`update integration_reconciliation r set paused_at = coalesce(r.paused_at, ${p.now}), paused_reason = coalesce(r.paused_reason, ${p.reason})
+     from (select paused_at is null as newly from integration_reconciliation where organisation_id = ${p.orgId} and platform = ${p.platform} for update) before
+     where r.organisation_id = ${p.orgId} and r.platform = ${p.platform}
+     returning ${isoUtc('r.paused_at')} as paused_at, before.newly`,
+);
+
+/**
+ * Marks the credentials refused: the first refusal stamps the pause, later ones keep it. Answers when
+ * the pause began (the refusal email's once-key) and whether this call began it; undefined without a row.
+ */
+export function pauseReconciliation(
+  em: EntityManager, pause: { orgId: string; platform: Platform; reason: string; now: Date },
+): Promise<{ paused_at: string; newly: boolean } | undefined> {
+  return refuse.first(em, pause);
+}
+
+const raiseMark = statement<NoRows, { orgId: string; platform: string; mark: string }>(
+  {},
+  (p) => sql`update integration_reconciliation set high_water_mark = greatest(high_water_mark, ${p.mark}::timestamptz)
+     where organisation_id = ${p.orgId} and platform = ${p.platform}`,
+);
+
+/** Moves the high-water mark up to `mark` (never down), once the orders it covers are recorded. */
+export async function raiseHighWaterMark(em: EntityManager, orgId: string, platform: Platform, mark: string): Promise<void> {
+  await raiseMark.run(em, { orgId, platform, mark });
+}
+
+const finish = statement<NoRows, { orgId: string; platform: string; at: Date; result: string }>(
+  {},
+  (p) => sql`update integration_reconciliation set last_run_at = ${p.at}, last_result = ${p.result}::jsonb
+     where organisation_id = ${p.orgId} and platform = ${p.platform}`,
+);
+
+export async function recordRunResult(em: EntityManager, orgId: string, platform: Platform, at: Date, result: ReconcileResult): Promise<void> {
+  await finish.run(em, { orgId, platform, at, result: JSON.stringify(result) });
+}

@@ -1,0 +1,62 @@
+/**
+ * Missed-webhook reconciliation (decisions §15): plain values shared by the settings, the schedule,
+ * the `reconcileIntegration` workflow and its activities (the workflows' sandbox imports this).
+ */
+import type { Platform } from './platforms';
+
+/** What a run found: orders read, orders it recorded because no webhook had brought them, orders already known, failures. */
+export interface ReconcileResult {
+  pulled: number;
+  recovered: number;
+  alreadyKnown: number;
+  errors: number;
+}
+
+export const NO_RESULT: ReconcileResult = { pulled: 0, recovered: 0, alreadyKnown: 0, errors: 0 };
+
+export function addResults(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
+  return { pulled: a.pulled + b.pulled, recovered: a.recovered + b.recovered, alreadyKnown: a.alreadyKnown + b.alreadyKnown, errors: a.errors + b.errors };
+}
+
+/** The schedule of an organisation's integration: one per (organisation, platform), visible as such in the Temporal UI. */
+export function reconcileScheduleId(orgId: string, platform: Platform): string {
+  return `reconcile/${orgId}/${platform}`;
+}
+
+/**
+ * Orders can be changed after the platform stamped them (a clock or replication lag on its side):
+ * a run reads from this long before the newest change time it saw, and the business keys make the
+ * overlap free.
+ */
+export const HIGH_WATER_OVERLAP_MS = 60 * 60 * 1000;
+
+/** Where a run starts reading: the high-water mark less the overlap, or, for the first run, the lookback. */
+export function readSince(highWaterMark: string | null, now: Date, lookbackMs: number): string {
+  const from = highWaterMark === null ? now.getTime() - lookbackMs : Date.parse(highWaterMark) - HIGH_WATER_OVERLAP_MS;
+  return new Date(from).toISOString();
+}
+
+/** Pages a run reads before it continues as new (its history stays small; where it got to is carried over). */
+export const PAGES_BEFORE_CONTINUE = 50;
+
+/** One page of a run: what the platform answered, and, once read, what recording it found. */
+export type PageOutcome =
+  | { kind: 'recorded'; result: ReconcileResult; nextCursor: string | null; slowDownMs: number }
+  /** 429: wait this long and ask for the same page again. */
+  | { kind: 'throttled'; retryAfterMs: number }
+  /** 401/403: the credentials were refused; the schedule is paused until they are saved again. */
+  | { kind: 'refused'; reason: string };
+
+/** Where a run is: its window's start, the page to read next (null: the first), and the counts so far. */
+export interface ReconcileProgress {
+  since: string;
+  cursor: string | null;
+  result: ReconcileResult;
+}
+
+/** The input of `reconcileIntegration`: what the schedule gives, and, after a continue-as-new, where the run got to. */
+export interface ReconcileInput {
+  orgId: string;
+  platform: Platform;
+  progress?: ReconcileProgress;
+}

@@ -1,0 +1,96 @@
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
+import type { Platform } from '../domain/platforms';
+import { reconcileScheduleId, type ReconcileInput } from '../domain/reconciliation';
+import type { reconcileIntegration } from '../../workflows';
+
+/** What a schedule is: its interval and the task queue its runs go to. */
+export interface ReconcileSchedulePolicy {
+  taskQueue: string;
+  intervalMs: number;
+}
+
+/** A schedule as the settings show it. */
+export interface ReconcileScheduleState {
+  paused: boolean;
+  nextRunAt: string | null;
+}
+
+/**
+ * The Temporal Schedules of missed-webhook reconciliation (decisions §15): one per enabled
+ * integration, `reconcile/{orgId}/{platform}`, starting `reconcileIntegration` every
+ * RECONCILE_INTERVAL; a run still going when the next is due makes that one skipped (overlap SKIP).
+ * The one place that knows the schedules' options; created, updated, paused and deleted with the
+ * setting, paused when the platform refuses the credentials.
+ */
+export class ReconcileSchedules {
+  constructor(
+    private readonly client: Client,
+    private readonly policy: ReconcileSchedulePolicy,
+  ) {}
+
+  private action(orgId: string, platform: Platform): ScheduleOptionsAction {
+    const input: ReconcileInput = { orgId, platform };
+    return {
+      type: 'startWorkflow',
+      workflowType: 'reconcileIntegration' satisfies (typeof reconcileIntegration)['name'],
+      workflowId: reconcileScheduleId(orgId, platform),
+      taskQueue: this.policy.taskQueue,
+      args: [input],
+    };
+  }
+
+  /** Creates the schedule, or brings an existing one to the current interval and state. */
+  async upsert(orgId: string, platform: Platform, paused: { note: string } | null): Promise<void> {
+    const scheduleId = reconcileScheduleId(orgId, platform);
+    const spec = { intervals: [{ every: this.policy.intervalMs }] };
+    const action = this.action(orgId, platform);
+    try {
+      await this.client.schedule.create({
+        scheduleId, spec, action,
+        policies: { overlap: ScheduleOverlapPolicy.SKIP },
+        state: paused ? { paused: true, note: paused.note } : { paused: false },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    }
+    const handle = this.client.schedule.getHandle(scheduleId);
+    await handle.update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
+    if (paused) await handle.pause(paused.note);
+    else await handle.unpause('credentials saved');
+  }
+
+  async pause(orgId: string, platform: Platform, note: string): Promise<void> {
+    try {
+      await this.client.schedule.getHandle(reconcileScheduleId(orgId, platform)).pause(note);
+    } catch (error) {
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
+  }
+
+  /** Deletes the schedule; one already gone is fine. */
+  async remove(orgId: string, platform: Platform): Promise<void> {
+    try {
+      await this.client.schedule.getHandle(reconcileScheduleId(orgId, platform)).delete();
+    } catch (error) {
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
+  }
+
+  /** Starts a run now (skipped, like a scheduled one, while a run is going). */
+  async trigger(orgId: string, platform: Platform): Promise<void> {
+    await this.client.schedule.getHandle(reconcileScheduleId(orgId, platform)).trigger(ScheduleOverlapPolicy.SKIP);
+  }
+
+  /** The schedule's state, or null when there is none. */
+  async describe(orgId: string, platform: Platform): Promise<ReconcileScheduleState | null> {
+    try {
+      const description = await this.client.schedule.getHandle(reconcileScheduleId(orgId, platform)).describe();
+      const next = description.info.nextActionTimes[0];
+      return { paused: description.state.paused, nextRunAt: next ? next.toISOString() : null };
+    } catch (error) {
+      if (error instanceof ScheduleNotFoundError) return null;
+      throw error;
+    }
+  }
+}
