@@ -42,6 +42,8 @@ export interface OrderListClient<Credentials extends Record<string, string> = Re
   readonly credentials: z.ZodType<Credentials>;
   /** What the platform must grant (read orders only), for the README and the OpenAPI text. */
   readonly scope: string;
+  /** How the Integrations page asks for the credentials: each field, its label, and whether it is a secret. */
+  readonly credentialFields: ReadonlyArray<{ field: keyof Credentials & string; label: string; secret: boolean }>;
   /** The platform's public API for these credentials, or null when the seller must name it. */
   defaultOrigin(credentials: Credentials): string | null;
   fetchPage(request: OrderListRequest<Credentials>): Promise<OrderListPage>;

@@ -60,6 +60,10 @@ export const storefrontAOrders: OrderListClient<StorefrontACredentials> = {
   platform: 'storefront-a',
   credentials: CredentialsSchema,
   scope: 'read_orders',
+  credentialFields: [
+    { field: 'shopDomain', label: 'Shop domain (your-shop.myshopify.com)', secret: false },
+    { field: 'accessToken', label: 'Admin API access token (read_orders only)', secret: true },
+  ],
   defaultOrigin: (credentials) => `https://${credentials.shopDomain}`,
 
   async fetchPage({ origin, credentials, since, cursor, allowPrivate }): Promise<OrderListPage> {

@@ -9,6 +9,7 @@ import { reconcileScheduleId } from '../../src/domain/reconciliation';
 import type { ReconciliationJson } from '../../src/services/reconciliation';
 import { startHarness, type Harness } from '../helpers/harness';
 import { startStorefrontASimulator, type SimulatedOrder, type StorefrontASimulator } from '../helpers/simulators/storefront-a';
+import { signIn } from '../helpers/dashboard';
 import { seedUser } from '../helpers/seed';
 import { eventually, seedWebhookOrg, send, type WebhookOrg } from '../helpers/webhooks';
 
@@ -135,6 +136,35 @@ test('one run recovers exactly the orders whose webhooks never came; a second ru
   await expect(h.temporal.schedule.getHandle(reconcileScheduleId(org.orgId, 'storefront-a')).describe()).rejects.toThrow(/not found/i);
 });
 
+/** The Reconciliation part of the storefront-a panel on the Integrations page, as an admin sees it. */
+async function reconciliationPartOf(org: WebhookOrg): Promise<string> {
+  const admin = await seedUser(h, org.orgId, 'admin');
+  const { cookie } = await signIn(h.app, admin.email);
+  const page = await h.app.inject({ method: 'GET', url: '/settings/integrations', headers: { cookie } });
+  expect(page.statusCode).toBe(200);
+  expect(page.body).not.toContain('data-testid="plugin-b-reconciliation"');
+  return /<details[^>]*data-testid="storefront-a-reconciliation"[\s\S]*?<\/details>/.exec(page.body)![0];
+}
+
+test('the Integrations page shows reconciliation off, then on with its last run, the next one and empty credential fields', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+  const off = await reconciliationPartOf(org);
+  expect(off).toContain('badge-pending">off');
+  expect(off).toContain('none yet');
+  expect(off).not.toContain('Run now');
+  const sim = await simulator(ordersOf(2));
+  await enable(org, sim);
+  await runOnce(org);
+  const on = await reconciliationPartOf(org);
+  expect(on).toContain('badge-success">on');
+  expect(on).toMatch(/: 2 read, 2 recovered, 0 already known, 0 errors/);
+  expect(on).toMatch(/Next run<\/dt><dd><time datetime="/);
+  expect(on).toContain('Run now');
+  expect(on).toMatch(/<input id="storefront-a-reconcile-accessToken" name="accessToken" type="password" autocomplete="off" maxlength="500">/);
+  expect(on).not.toContain(sim.accessToken);
+  expect(on).toContain(`value="${sim.origin}"`);
+});
+
 test('a 429 with Retry-After: 2 makes the run wait that long and complete', async () => {
   const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
   const sim = await simulator(ordersOf(120));
@@ -170,6 +200,13 @@ test('refused credentials (401) pause the schedule and email owners and admins o
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   expect(h.mailbox.messages().filter((m) => m.subject.startsWith('Reconciliation paused for storefront-a'))).toHaveLength(1);
   expect(mails[0].to).toEqual([expect.stringMatching(/^owner-/)]);
+
+  // The Integrations page says so, with what to do, and offers no run while paused.
+  const pausedPart = await reconciliationPartOf(org);
+  expect(pausedPart).toMatch(/<details[^>]* open>/);
+  expect(pausedPart).toContain('badge-error">paused');
+  expect(pausedPart).toMatch(/401[^<]*: save the credentials again to resume/);
+  expect(pausedPart).not.toContain('Run now');
 
   const resumed = await api(org, 'PUT', '', { enabled: true, apiBaseUrl: sim.origin, shopDomain: 'example-store.myshopify.com', accessToken: 'shpat_a_new_token' });
   expect(resumed.json()).toMatchObject({ state: 'active', pausedReason: null });

@@ -11,6 +11,9 @@ import { MAX_REMINDER_AFTER_MINUTES, MIN_REMINDER_AFTER_MINUTES } from '../../do
 import type { TeamMember } from '../../services/team';
 import type { ActiveSession } from '../../services/user-sessions';
 import { MIN_PASSWORD_LENGTH } from '../../security/password-policy';
+import type { Platform } from '../../domain/platforms';
+import type { ReconciliationJson } from '../../services/reconciliation';
+import type { OrderListClient } from '../../webhooks/order-list';
 import { adapters } from '../../webhooks/registry';
 import { badge, emptyRow, resultRegion, statusLine, when } from './components';
 import { flag, html, type SafeHtml } from '../../templating/html';
@@ -172,7 +175,51 @@ function healthPart(id: string, health: IntegrationHealthJson): SafeHtml {
   </dl>`;
 }
 
-function integrationPanel(i: IntegrationListItem): SafeHtml {
+const RECONCILIATION_STATE = {
+  active: badge('success', 'on'),
+  paused: badge('error', 'paused'),
+  off: badge('pending', 'off'),
+} as const;
+
+/**
+ * Missed-webhook reconciliation of a platform with an order-list client (decisions §15): its state,
+ * the last run and the next, and the form for its read-only credentials (never shown again).
+ */
+function reconciliationPart(id: string, part: IntegrationReconciliation): SafeHtml {
+  const { client, settings } = part;
+  const result = settings?.lastResult;
+  const stored = settings !== null && settings.apiBaseUrl !== null;
+  return html`<details class="reconciliation" data-testid="${id}-reconciliation"${settings?.state === 'paused' ? html` open` : ''}>
+  <summary>Reconciliation ${settings === null ? badge('pending', 'unknown') : RECONCILIATION_STATE[settings.state]}</summary>
+  <p class="muted small">Reads ${id}'s order list regularly and fulfils the paid orders no webhook brought; orders already
+    received change nothing. Grant ${client.scope} only.</p>
+  ${settings === null ? html`<p class="muted small">The workflow engine did not answer: the state is unknown for now.</p>` : html`<dl class="facts">
+    ${settings.state === 'paused' ? html`<dt>Paused</dt><dd>${settings.pausedReason ?? ''}: save the credentials again to resume.</dd>` : ''}
+    <dt>Last run</dt><dd>${settings.lastRunAt === null ? html`<span class="muted">none yet</span>` : html`${when(settings.lastRunAt)}${result
+      ? html`: ${result.pulled} read, ${result.recovered} recovered, ${result.alreadyKnown} already known, ${result.errors} errors` : ''}`}</dd>
+    <dt>Next run</dt><dd>${settings.nextRunAt === null ? html`<span class="muted">none</span>` : when(settings.nextRunAt)}</dd>
+  </dl>`}
+  <form data-json data-method="PUT" action="/api/settings/integrations/${id}/reconciliation" data-done="Saved: ${id} reconciliation.">
+    <label for="${id}-reconcile-enabled">Reconciliation</label>
+    <select id="${id}-reconcile-enabled" name="enabled" data-type="boolean">
+      <option value="true"${flag(settings?.enabled === true, 'selected')}>On</option>
+      <option value="false"${flag(settings?.enabled !== true, 'selected')}>Off</option>
+    </select>
+    ${client.credentialFields.map((f) => html`<label for="${id}-reconcile-${f.field}">${f.label}${stored ? html` <span class="hint">empty: keep the saved one</span>` : ''}</label>
+    <input id="${id}-reconcile-${f.field}" name="${f.field}" type="${f.secret ? 'password' : 'text'}" autocomplete="off" maxlength="500">`)}
+    <label for="${id}-reconcile-origin">API address <span class="hint">https://host[:port] only; empty: the platform's public API (a shop on its own site must name it)</span></label>
+    <input id="${id}-reconcile-origin" name="apiBaseUrl" type="url" autocomplete="off" maxlength="2048" value="${settings?.apiBaseUrl ?? ''}">
+    <div class="actions"><button type="submit">Save</button></div>
+    ${statusLine()}
+  </form>
+  ${settings?.state === 'active' ? html`<form data-json data-method="POST" action="/api/settings/integrations/${id}/reconciliation/run" data-done="A run started: its result shows here when it ends.">
+    <div class="actions"><button type="submit">Run now</button></div>
+    ${statusLine()}
+  </form>` : ''}
+</details>`;
+}
+
+function integrationPanel(i: IntegrationListItem, reconciliation: IntegrationReconciliation | undefined): SafeHtml {
   const id = i.platform;
   const { secretField: secret, routing } = adapters[i.platform];
   return html`<section class="panel" aria-labelledby="${id}-heading" data-platform="${id}">
@@ -190,14 +237,23 @@ function integrationPanel(i: IntegrationListItem): SafeHtml {
     <div class="actions"><button type="submit">${i.configured ? 'Rotate secret' : 'Set secret'}</button></div>
     ${statusLine()}
   </form>
+  ${reconciliation ? reconciliationPart(id, reconciliation) : ''}
 </section>`;
 }
 
-export function integrationsPage(ctx: PageContext, integrations: IntegrationListItem[]): string {
+/** A platform that can be reconciled: its order-list client, and its settings (null when the engine did not answer). */
+export interface IntegrationReconciliation {
+  client: Pick<OrderListClient, 'scope' | 'credentialFields'>;
+  settings: ReconciliationJson | null;
+}
+
+export function integrationsPage(
+  ctx: PageContext, integrations: IntegrationListItem[], reconciliations: Partial<Record<Platform, IntegrationReconciliation>>,
+): string {
   return settingsPage(ctx, 'integrations', 'Integrations', html`
 <p>Give each sales platform its webhook URL, and enter here the secret it signs with. Secrets are never shown again;
   saving a new one replaces the old one at once.</p>
-${integrations.map(integrationPanel)}`);
+${integrations.map((i) => integrationPanel(i, reconciliations[i.platform]))}`);
 }
 
 /** One attempt: status (or why none came), latency, the answer's excerpt, and a redeliver button for kept events. */

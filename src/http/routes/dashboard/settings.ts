@@ -4,7 +4,10 @@ import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../../domain/errors';
 import { ROLES } from '../../../domain/statuses';
 import { apiKeyInfo } from '../../../services/api-keys';
+import type { Platform } from '../../../domain/platforms';
 import { listIntegrations } from '../../../services/integration-settings';
+import { reconciliationSettings } from '../../../services/reconciliation';
+import { ORDER_LIST_CLIENTS } from '../../../webhooks/order-lists';
 import { organisationSettings, reminderAfterMinutesFromForm, updateOrganisationSettings } from '../../../services/organisation-settings';
 import { addUser } from '../../../services/organisations';
 import { messageIdsOfOrganisation } from '../../../services/sent-emails';
@@ -15,7 +18,7 @@ import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
 import {
-  apiKeyPage, integrationsPage, mailboxPage, mailPage, organisationPage, passwordPage, sessionsPage, teamPage, webhooksPage,
+  apiKeyPage, integrationsPage, type IntegrationReconciliation, mailboxPage, mailPage, organisationPage, passwordPage, sessionsPage, teamPage, webhooksPage,
 } from '../../views/settings';
 import { listAttempts, listEndpoints } from '../../../events/outbound-events';
 import type { AppDeps } from '../../app';
@@ -125,8 +128,19 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     });
 
     app.get('/settings/integrations', { config: admin, schema: { hide: true } }, async (request, reply) => {
-      const integrations = await listIntegrations(request.em, principalOf(request).orgId, deps.config.baseUrl, deps.clock());
-      return sendPage(reply, integrationsPage(pageContextOf(request), integrations));
+      const { orgId } = principalOf(request);
+      const integrations = await listIntegrations(request.em, orgId, deps.config.baseUrl, deps.clock());
+      const reconciliations: Partial<Record<Platform, IntegrationReconciliation>> = {};
+      for (const client of ORDER_LIST_CLIENTS) {
+        // The next run comes from the engine: with the engine away the page still shows, without it.
+        const settings = await reconciliationSettings(request.em, { schedules: deps.starter.reconcileSchedules }, orgId, client.platform)
+          .catch((error: unknown) => {
+            request.log.warn({ err: error, platform: client.platform }, 'reconciliation state unavailable');
+            return null;
+          });
+        reconciliations[client.platform] = { client, settings };
+      }
+      return sendPage(reply, integrationsPage(pageContextOf(request), integrations, reconciliations));
     });
 
     app.get('/settings/team', { config: admin, schema: { hide: true } }, async (request, reply) => {
