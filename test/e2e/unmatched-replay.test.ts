@@ -120,8 +120,11 @@ async function targetPurchases(org: Org): Promise<Purchase[]> {
   return h.orm.em.fork().find(Purchase, { organisation: org.orgId, product: org.target.productId }, { populate: ['customer'] });
 }
 
+/** Fulfilment starts waiting in the outbox (a sent receipt's reminder, which follows it, is not one). */
 async function outboxRows(org: Org): Promise<number> {
-  const [{ n }] = await h.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from workflow_dispatch where organisation_id = ?', [org.orgId]);
+  const [{ n }] = await h.orm.em.fork().execute<Array<{ n: string }>>(
+    `select count(*) as n from workflow_dispatch where organisation_id = ? and kind <> 'buyer-reminder'`, [org.orgId],
+  );
   return Number(n);
 }
 
