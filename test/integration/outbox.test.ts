@@ -138,6 +138,8 @@ test('two API processes never hold the same row at once, and every row is dispat
     orm,
     starter: {
       async dispatch(request: NewDispatch) {
+        // The orders' own rows; a sent receipt's reminder row follows them into the outbox.
+        if (request.kind !== 'fulfil-line') return h.starter.dispatch(request);
         if (inFlight.has(request.workflowId)) overlaps += 1;
         inFlight.add(request.workflowId);
         calls.set(request.workflowId, (calls.get(request.workflowId) ?? 0) + 1);
