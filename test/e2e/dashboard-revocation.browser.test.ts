@@ -257,12 +257,12 @@ test('the product\'s download limit and the support address are set from their f
   await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Organisation' }).click();
   await expect(page.getByTestId('support-email').textContent()).resolves.toContain('none set');
   await page.getByLabel(/^Support email/).fill('Help@Acme.example');
-  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('region', { name: 'Support address' }).getByRole('button', { name: 'Save' }).click();
   await page.getByText('Saved.').waitFor();
   await expect(page.getByTestId('support-email').textContent()).resolves.toBe('Now: help@acme.example');
   await screenshot(page, 'settings-organisation');
   await page.getByLabel(/^Support email/).fill('');
-  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('region', { name: 'Support address' }).getByRole('button', { name: 'Save' }).click();
   await page.getByTestId('support-email').getByText('none set').waitFor();
   expect(pageErrors).toEqual([]);
 });
