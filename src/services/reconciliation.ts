@@ -25,7 +25,8 @@ export const ReconciliationInputSchema = z.object({
   apiBaseUrl: boundedText(URL_LIMIT).optional()
     .describe('an origin only, `https://host[:port]` (the service adds the API path); default: the platform\'s public API (storefront-a: `https://{shopDomain}`)'),
   shopDomain: boundedText(FIELD_LIMITS.name).optional().describe('storefront-a: the shop\'s domain, e.g. your-shop.myshopify.com'),
-  accessToken: boundedText(FIELD_LIMITS.secret).optional().describe('storefront-a: an Admin API access token granted read_orders only'),
+  accessToken: boundedText(FIELD_LIMITS.secret).optional().describe('storefront-a: an Admin API access token granted read_orders only; cart-e: an application access token granted view_sales only'),
+  secretKey: boundedText(FIELD_LIMITS.secret).optional().describe('payments-c: a restricted key with Checkout Sessions: Read only'),
 }).describe(`Read-only order-API credentials; available for: ${RECONCILABLE}. Absent credentials keep the stored ones.`);
 export type ReconciliationInput = z.infer<typeof ReconciliationInputSchema>;
 

@@ -7,11 +7,44 @@
  * is refunded: a partial refund pings `resource_name=refund` with `refunded=false` (the ping has no
  * partial-refund field). `disputed` stays true after a won dispute, which pings `dispute_won`.
  */
-import type { ParseResult, PlatformAdapter } from './adapter';
+import type { NormalizedOrder, ParseResult, PlatformAdapter } from './adapter';
 import { currencyOf, formBody, minorAmount, quantityOf } from './fields';
 import { field, requireField } from './form';
 import { partialRefund } from './revocation';
 import { configured, matched, safeEqual } from './signature';
+
+/**
+ * A sale as the ping and the Sales API (`GET /v2/sales`, src/webhooks/cart-e-orders.ts) both give it:
+ * the platform builds both from the same purchase, under different field names (ping `sale_id`,
+ * `permalink`, `email`; API `id`, `product_permalink`, `purchase_email`). Each reader names the
+ * fields; this is the one mapping of both.
+ */
+export interface CartESale {
+  saleId: string;
+  email: string | null;
+  fullName: string | null;
+  /** The product's permalink: the SKU a seller maps. */
+  permalink: string | null;
+  quantity: unknown;
+  /** In cents (minor units) of `currency`. */
+  price: unknown;
+  currency: unknown;
+  test: boolean;
+  /** False once the sale was fully refunded or charged back (and the dispute not won). */
+  paid: boolean;
+}
+
+export function cartESaleOrder(sale: CartESale): NormalizedOrder {
+  const currency = currencyOf(sale.currency);
+  return {
+    externalOrderId: sale.saleId,
+    customer: { email: sale.email, name: sale.fullName },
+    currency,
+    lines: [{ sku: sale.permalink, quantity: quantityOf(sale.quantity, 'quantity'), amount: minorAmount(sale.price, currency) }],
+    paid: sale.paid,
+    test: sale.test,
+  };
+}
 
 /** Resources whose ping is read; any other (cancellation, dispute_won, subscription_*) is ignored. */
 const READ_RESOURCES = new Set(['sale', 'refund', 'dispute']);
@@ -63,26 +96,18 @@ export const cartE: PlatformAdapter<'cart-e'> = {
     const revocation = revocationOf(form, resource);
     if (revocation !== null) return revocation;
 
-    const externalOrderId = requireField(form, 'sale_id');
-    const currency = currencyOf(form.get('currency'));
-    return {
-      kind: 'orders',
-      orders: [
-        {
-          externalOrderId,
-          customer: { email: field(form, 'email'), name: field(form, 'full_name') },
-          currency,
-          lines: [
-            {
-              sku: field(form, 'permalink') ?? field(form, 'short_product_id'),
-              quantity: quantityOf(field(form, 'quantity'), 'quantity'),
-              amount: minorAmount(form.get('price'), currency),
-            },
-          ],
-          paid: true,
-          test: field(form, 'test') === 'true',
-        },
-      ],
-    };
+    const order = cartESaleOrder({
+      saleId: requireField(form, 'sale_id'),
+      email: field(form, 'email'),
+      fullName: field(form, 'full_name'),
+      permalink: field(form, 'permalink') ?? field(form, 'short_product_id'),
+      quantity: field(form, 'quantity'),
+      price: form.get('price'),
+      currency: form.get('currency'),
+      test: field(form, 'test') === 'true',
+      // A refunded or disputed sale's ping was read as a revocation above.
+      paid: true,
+    });
+    return { kind: 'orders', orders: [order] };
   },
 };

@@ -11,6 +11,7 @@
 import {
   WebhookParseError,
   type NormalizedLine,
+  type NormalizedOrder,
   type ParseResult,
   type PlatformAdapter,
   type RevocationScope,
@@ -160,33 +161,35 @@ function minorUnits(value: unknown, what: string): number {
   return value;
 }
 
-function parseOrder(event: JsonObject): ParseResult {
-  const session = requireObject(objectAt(event.data)?.object, 'data.object');
-  const externalOrderId = requireId(session.id, 'data.object.id');
+/**
+ * A Checkout Session as the `checkout.session.*` events and the API's session list both give it (the
+ * same object; the list can expand its `line_items`): the one mapping of both
+ * (src/webhooks/payments-c-orders.ts reads the list). `path` names the session in error messages.
+ * Which organisation it belongs to is the caller's: an event names it, a list is the integration's.
+ */
+export function paymentsCSessionOrder(session: JsonObject, path: string): NormalizedOrder {
   const currency = currencyOf(session.currency);
   const details = objectAt(session.customer_details);
   const paymentReference = paymentIntentId(session.payment_intent);
-
   return {
-    kind: 'orders',
-    orders: [
-      {
-        externalOrderId,
-        customer: {
-          email: firstText(details?.email, session.customer_email),
-          name: text(details?.name),
-        },
-        currency,
-        lines: sessionLines(session, currency),
-        paid: typeof session.payment_status === 'string' && PAID_STATUSES.has(session.payment_status),
-        test: event.livemode === false || session.livemode === false,
-        ...routingFields(event),
-        // Null when the session itself took no payment (nothing due, subscription mode): a refund
-        // or dispute can then not name this order.
-        ...(paymentReference !== null ? { paymentReference } : {}),
-      },
-    ],
+    externalOrderId: requireId(session.id, `${path}.id`),
+    customer: {
+      email: firstText(details?.email, session.customer_email),
+      name: text(details?.name),
+    },
+    currency,
+    lines: sessionLines(session, currency),
+    paid: typeof session.payment_status === 'string' && PAID_STATUSES.has(session.payment_status),
+    test: session.livemode === false,
+    // Null when the session itself took no payment (nothing due, subscription mode): a refund
+    // or dispute can then not name this order.
+    ...(paymentReference !== null ? { paymentReference } : {}),
   };
+}
+
+function parseOrder(event: JsonObject): ParseResult {
+  const order = paymentsCSessionOrder(requireObject(objectAt(event.data)?.object, 'data.object'), 'data.object');
+  return { kind: 'orders', orders: [{ ...order, test: order.test || event.livemode === false, ...routingFields(event) }] };
 }
 
 /**
