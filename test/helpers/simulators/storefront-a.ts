@@ -11,9 +11,8 @@
  * - `X-Shopify-Shop-Api-Call-Limit: used/40` on every answer: a leaky bucket of 40 leaking 2 a second.
  * - On a chosen page, once: 429 with `Retry-After` (seconds) and the documented error text.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { webhookSample } from '../../fixtures/samples';
+import { startListServer, type ListServer } from './list-server';
 
 const BUCKET_SIZE = 40;
 const LEAK_PER_SECOND = 2;
@@ -27,21 +26,14 @@ export interface SimulatedOrder {
   financialStatus?: 'paid' | 'pending';
 }
 
-export interface StorefrontASimulator {
-  /** `http://127.0.0.1:port`: the `apiBaseUrl` to give. */
-  origin: string;
+export interface StorefrontASimulator extends Pick<ListServer, 'origin' | 'requests' | 'throttleOnce' | 'close'> {
   accessToken: string;
-  /** Every request: when, which page (0-based; -1 when refused before paging), and the answer's status. */
-  requests: Array<{ at: number; page: number; status: number }>;
-  /** Answers 429 with `Retry-After: seconds` the next time page `page` is asked for. */
-  throttleOnce(page: number, seconds: number): void;
   /** Every answer says the bucket holds `used` of 40 (null: the real fill), as a busy shop's other apps would make it. */
   reportBucketFill(used: number | null): void;
   /** Every request is answered 401 from now on (the token was revoked). */
   revokeToken(): void;
   /** The order as the platform's API (and its webhook) gives it: the sample with the order's id, email and times. */
   orderJson(order: SimulatedOrder): string;
-  close(): Promise<void>;
 }
 
 /**
@@ -71,28 +63,19 @@ interface Cursor {
 }
 
 export async function startStorefrontASimulator(orders: SimulatedOrder[], accessToken = 'shpat_simulated_read_orders_token'): Promise<StorefrontASimulator> {
-  const requests: StorefrontASimulator['requests'] = [];
-  const throttles = new Map<number, number>();
-  let revoked = false;
   let reportedFill: number | null = null;
   let bucket = 0;
   let lastLeak = Date.now();
   const sorted = [...orders].sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
 
-  const callLimit = (): string => {
+  const callLimit = (): Record<string, string> => {
     const now = Date.now();
     bucket = Math.max(0, bucket - ((now - lastLeak) / 1000) * LEAK_PER_SECOND) + 1;
     lastLeak = now;
-    return `${reportedFill ?? Math.min(BUCKET_SIZE, Math.ceil(bucket))}/${BUCKET_SIZE}`;
+    return { 'x-shopify-shop-api-call-limit': `${reportedFill ?? Math.min(BUCKET_SIZE, Math.ceil(bucket))}/${BUCKET_SIZE}` };
   };
 
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://simulator');
-    const answer = (status: number, body: unknown, headers: Record<string, string> = {}, page = -1) => {
-      requests.push({ at: Date.now(), page, status });
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-shopify-shop-api-call-limit': callLimit(), ...headers });
-      res.end(typeof body === 'string' ? body : JSON.stringify(body));
-    };
+  const server = await startListServer(({ req, url, origin, revoked, answer, throttled }) => {
     if (req.method !== 'GET' || !/^\/admin\/api\/\d{4}-\d{2}\/orders\.json$/.test(url.pathname)) return answer(404, { errors: 'Not Found' });
     if (revoked || req.headers['x-shopify-access-token'] !== accessToken) {
       return answer(401, { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' });
@@ -108,11 +91,7 @@ export async function startStorefrontASimulator(orders: SimulatedOrder[], access
       cursor = { offset: 0, updatedAtMin: url.searchParams.get('updated_at_min') ?? new Date(0).toISOString(), limit };
     }
     const page = Math.floor(cursor.offset / cursor.limit);
-    const throttled = throttles.get(page);
-    if (throttled !== undefined) {
-      throttles.delete(page);
-      return answer(429, { errors: 'Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service.' }, { 'retry-after': String(throttled) }, page);
-    }
+    if (throttled(page, { errors: 'Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service.' })) return;
     const matching = sorted.filter((o) => o.updatedAt.getTime() >= Date.parse(cursor.updatedAtMin));
     const slice = matching.slice(cursor.offset, cursor.offset + cursor.limit);
     const link = (offset: number, rel: string) => {
@@ -124,25 +103,18 @@ export async function startStorefrontASimulator(orders: SimulatedOrder[], access
       ...(cursor.offset + cursor.limit < matching.length ? [link(cursor.offset + cursor.limit, 'next')] : []),
     ];
     answer(200, `{"orders":[${slice.map(orderJsonOf).join(',')}]}`, links.length > 0 ? { link: links.join(', ') } : {}, page);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }, callLimit);
 
   return {
-    origin,
+    origin: server.origin,
     accessToken,
-    requests,
-    throttleOnce: (page, seconds) => throttles.set(page, seconds),
+    requests: server.requests,
+    throttleOnce: server.throttleOnce,
     reportBucketFill: (used) => {
       reportedFill = used;
     },
-    revokeToken: () => {
-      revoked = true;
-    },
+    revokeToken: server.revokeCredentials,
     orderJson: orderJsonOf,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: server.close,
   };
 }
