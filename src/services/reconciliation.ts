@@ -23,11 +23,13 @@ const RECONCILABLE = ORDER_LIST_CLIENTS.map((c) => c.platform).join(', ');
 export const ReconciliationInputSchema = z.object({
   enabled: z.boolean(),
   apiBaseUrl: boundedText(URL_LIMIT).optional()
-    .describe('an origin only, `https://host[:port]` (the service adds the API path); default: the platform\'s public API (storefront-a: `https://{shopDomain}`; plugin-b has none: the shop\'s own site, required)'),
+    .describe('an origin only, `https://host[:port]` (the service adds the API path); default: the platform\'s public API (storefront-a: `https://{shopDomain}`; plugin-b has none: the shop\'s own site, required; reseller-d: `https://api.fastspring.com`)'),
   shopDomain: boundedText(FIELD_LIMITS.name).optional().describe('storefront-a: the shop\'s domain, e.g. your-shop.myshopify.com'),
   accessToken: boundedText(FIELD_LIMITS.secret).optional().describe('storefront-a: an Admin API access token granted read_orders only'),
   consumerKey: boundedText(FIELD_LIMITS.secret).optional().describe('plugin-b: the consumer key (ck_…) of a REST API key with Read permission'),
   consumerSecret: boundedText(FIELD_LIMITS.secret).optional().describe('plugin-b: that key\'s consumer secret (cs_…)'),
+  username: boundedText(FIELD_LIMITS.name).optional().describe('reseller-d: the store\'s API username (Integrations › API Credentials)'),
+  password: boundedText(FIELD_LIMITS.secret).optional().describe('reseller-d: that API user\'s password'),
 }).describe(`Read-only order-API credentials; available for: ${RECONCILABLE}. Absent credentials keep the stored ones.`);
 export type ReconciliationInput = z.infer<typeof ReconciliationInputSchema>;
 

@@ -5,11 +5,13 @@
 import type { Platform } from '../domain/platforms';
 import type { OrderListClient } from './order-list';
 import { pluginBOrders } from './plugin-b-orders';
+import { resellerDOrders } from './reseller-d-orders';
 import { storefrontAOrders } from './storefront-a-orders';
 
 export const ORDER_LIST_CLIENTS: ReadonlyArray<OrderListClient<Record<string, string>>> = [
   storefrontAOrders as unknown as OrderListClient<Record<string, string>>,
   pluginBOrders as unknown as OrderListClient<Record<string, string>>,
+  resellerDOrders as unknown as OrderListClient<Record<string, string>>,
 ];
 
 export function orderListClientOf(platform: Platform): OrderListClient<Record<string, string>> | undefined {
