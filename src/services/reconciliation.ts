@@ -23,10 +23,14 @@ const RECONCILABLE = ORDER_LIST_CLIENTS.map((c) => c.platform).join(', ');
 export const ReconciliationInputSchema = z.object({
   enabled: z.boolean(),
   apiBaseUrl: boundedText(URL_LIMIT).optional()
-    .describe('an origin only, `https://host[:port]` (the service adds the API path); default: the platform\'s public API (storefront-a: `https://{shopDomain}`)'),
+    .describe('an origin only, `https://host[:port]` (the service adds the API path); default: the platform\'s public API (storefront-a: `https://{shopDomain}`; plugin-b has none: the shop\'s own site, required; payments-c: `https://api.stripe.com`; reseller-d: `https://api.fastspring.com`; cart-e: `https://api.gumroad.com`)'),
   shopDomain: boundedText(FIELD_LIMITS.name).optional().describe('storefront-a: the shop\'s domain, e.g. your-shop.myshopify.com'),
   accessToken: boundedText(FIELD_LIMITS.secret).optional().describe('storefront-a: an Admin API access token granted read_orders only; cart-e: an application access token granted view_sales only'),
   secretKey: boundedText(FIELD_LIMITS.secret).optional().describe('payments-c: a restricted key with Checkout Sessions: Read only'),
+  consumerKey: boundedText(FIELD_LIMITS.secret).optional().describe('plugin-b: the consumer key (ck_…) of a REST API key with Read permission'),
+  consumerSecret: boundedText(FIELD_LIMITS.secret).optional().describe('plugin-b: that key\'s consumer secret (cs_…)'),
+  username: boundedText(FIELD_LIMITS.name).optional().describe('reseller-d: the store\'s API username (Integrations › API Credentials)'),
+  password: boundedText(FIELD_LIMITS.secret).optional().describe('reseller-d: that API user\'s password'),
 }).describe(`Read-only order-API credentials; available for: ${RECONCILABLE}. Absent credentials keep the stored ones.`);
 export type ReconciliationInput = z.infer<typeof ReconciliationInputSchema>;
 
@@ -77,6 +81,18 @@ async function checkOrigin(text: string, allowPrivate: boolean): Promise<string>
   const url = new URL(checked);
   if (url.pathname !== '/' || url.search !== '') throw new ValidationError('apiBaseUrl: an origin only (https://host[:port]), the service adds the API path');
   return url.origin;
+}
+
+/**
+ * The origin when none is given: a stored origin the seller chose stays (new keys of the same shop
+ * or account do not move it); one that was the platform's default follows the credentials
+ * (storefront-a's shop domain); a platform with no default (plugin-b) keeps the stored one.
+ */
+function originKept(
+  client: OrderListClient, stored: { origin: string; credentials: Record<string, string> } | undefined, credentials: Record<string, string>,
+): string | null {
+  if (stored && stored.origin !== client.defaultOrigin(stored.credentials)) return stored.origin;
+  return client.defaultOrigin(credentials) ?? stored?.origin ?? null;
 }
 
 /** The stored credentials, opened (for the runs). */
@@ -130,7 +146,7 @@ export async function configureReconciliation(
   }
   const origin = apiBaseUrl !== undefined && apiBaseUrl.trim() !== ''
     ? await checkOrigin(apiBaseUrl.trim(), deps.allowPrivate)
-    : client.defaultOrigin(credentials) ?? (stored && !anyGiven ? stored.api_base_url : null);
+    : originKept(client, stored && { origin: stored.api_base_url, credentials: openCredentials(deps.keyRing, stored) }, credentials);
   if (origin === null) throw new ValidationError(`apiBaseUrl is required for ${platform}`);
   await saveReconciliation(em, { orgId, platform, enabled, apiBaseUrl: origin, credentials: sealSecret(deps.keyRing, JSON.stringify(credentials)), now: deps.now });
   if (enabled) await deps.schedules.upsert(orgId, platform, null);

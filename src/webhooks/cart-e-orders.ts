@@ -49,6 +49,7 @@ export const cartEOrders: OrderListClient<CartECredentials> = {
   platform: 'cart-e',
   credentials: CredentialsSchema,
   scope: 'view_sales',
+  credentialFields: [{ field: 'accessToken', label: 'Application access token (view_sales only)', secret: true }],
   defaultOrigin: () => 'https://api.gumroad.com',
 
   async fetchPage({ origin, credentials, since, cursor, allowPrivate }): Promise<OrderListPage> {

@@ -9,7 +9,8 @@ import https from 'node:https';
 import type { z } from 'zod';
 import { checkLiteralHost, publicOnlyLookup } from '../events/addresses';
 import type { Platform } from '../domain/platforms';
-import type { NormalizedOrder } from './adapter';
+import { WebhookParseError, type NormalizedOrder } from './adapter';
+import { isObject, requireObject, type JsonObject } from './fields';
 import { parseJson } from './json';
 
 /** An order as a list gives it: mapped (or why it could not be), and when the platform last changed it. */
@@ -96,6 +97,41 @@ export function getJson(url: URL, headers: Record<string, string>, allowPrivate:
     req.on('error', reject);
     req.end();
   });
+}
+
+/** The array `field` of a list's JSON answer; an answer without it is an error to retry. */
+export function listedArray(body: unknown, field: string): unknown[] {
+  if (!isObject(body)) throw new OrderListError('the order list is not a JSON object');
+  const list = body[field];
+  if (!Array.isArray(list)) throw new OrderListError(`the order list has no ${field} array`);
+  return list;
+}
+
+/**
+ * One order of a list, mapped by the adapter's own mapping (`map`), with its change time
+ * (`changedAtOf`, an ISO time or null); one that cannot be read is kept as unreadable, not thrown.
+ */
+export function listedOrder(
+  value: unknown, where: string, map: (order: JsonObject) => NormalizedOrder, changedAtOf: (order: JsonObject) => string | null,
+): ListedOrder {
+  const changedAt = isObject(value) ? changedAtOf(value) : null;
+  try {
+    return { order: map(requireObject(value, where)), changedAt };
+  } catch (error) {
+    if (error instanceof WebhookParseError) return { order: { unreadable: error.message }, changedAt };
+    throw error;
+  }
+}
+
+/** The `rel="next"` URL of a Link header, if any. */
+export function nextLink(header: string | string[] | undefined): string | null {
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (!value) return null;
+  for (const part of value.split(',')) {
+    const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part);
+    if (match) return match[1];
+  }
+  return null;
 }
 
 /** Retry-After in seconds (or an HTTP date) as a wait in ms; `fallbackMs` when absent or unreadable. */

@@ -4,14 +4,18 @@
  */
 import type { Platform } from '../domain/platforms';
 import type { OrderListClient } from './order-list';
-import { storefrontAOrders } from './storefront-a-orders';
 import { cartEOrders } from './cart-e-orders';
 import { paymentsCOrders } from './payments-c-orders';
+import { pluginBOrders } from './plugin-b-orders';
+import { resellerDOrders } from './reseller-d-orders';
+import { storefrontAOrders } from './storefront-a-orders';
 
 export const ORDER_LIST_CLIENTS: ReadonlyArray<OrderListClient<Record<string, string>>> = [
   storefrontAOrders as unknown as OrderListClient<Record<string, string>>,
-  cartEOrders as unknown as OrderListClient<Record<string, string>>,
+  pluginBOrders as unknown as OrderListClient<Record<string, string>>,
   paymentsCOrders as unknown as OrderListClient<Record<string, string>>,
+  resellerDOrders as unknown as OrderListClient<Record<string, string>>,
+  cartEOrders as unknown as OrderListClient<Record<string, string>>,
 ];
 
 export function orderListClientOf(platform: Platform): OrderListClient<Record<string, string>> | undefined {

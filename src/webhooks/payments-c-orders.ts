@@ -44,6 +44,7 @@ export const paymentsCOrders: OrderListClient<PaymentsCCredentials> = {
   platform: 'payments-c',
   credentials: CredentialsSchema,
   scope: 'Checkout Sessions: Read',
+  credentialFields: [{ field: 'secretKey', label: 'Restricted key (rk_…, Checkout Sessions: Read only)', secret: true }],
   defaultOrigin: () => 'https://api.stripe.com',
 
   async fetchPage({ origin, credentials, since, cursor, allowPrivate }): Promise<OrderListPage> {

@@ -7,7 +7,7 @@
  * Refunds have no topic of their own: the order webhook fires again (`order.updated`) with the
  * order's new status, and `refunded` or `cancelled` takes the whole order back (decisions §9).
  */
-import type { NormalizedLine, PlatformAdapter, WebhookRequest } from './adapter';
+import type { NormalizedLine, NormalizedOrder, PlatformAdapter, WebhookRequest } from './adapter';
 import {
   bodyText,
   currencyOf,
@@ -20,6 +20,7 @@ import {
   requireId,
   requireObject,
   text,
+  type JsonObject,
 } from './fields';
 import { configured, verifyBase64Hmac } from './signature';
 
@@ -48,6 +49,38 @@ export function wpSpecialcharsDecode(value: string): string {
   );
 }
 
+/**
+ * An order resource as the platform's webhook and its REST API's order list (`/wp-json/wc/v3/orders`)
+ * both give it (the same object): the one mapping of both (src/webhooks/plugin-b-orders.ts reads the
+ * list). A refunded or cancelled order is not paid here; the webhook reads it as a revocation first.
+ */
+export function pluginBOrder(order: JsonObject): NormalizedOrder {
+  const externalOrderId = requireId(order.id, 'id');
+  const currency = currencyOf(order.currency);
+  const billing = objectAt(order.billing);
+
+  const lines = requireArray(order.line_items, 'line_items').map((item, index): NormalizedLine => {
+    const line = requireObject(item, `line_items[${index}]`);
+    return {
+      sku: text(line.sku),
+      quantity: quantityOf(line.quantity, `line_items[${index}].quantity`),
+      amount: decimalAmount(line.total, currency),
+    };
+  });
+
+  return {
+    externalOrderId,
+    customer: {
+      email: text(billing?.email),
+      name: joinName(billing?.first_name, billing?.last_name),
+    },
+    currency,
+    lines,
+    paid: typeof order.status === 'string' && PAID_STATUSES.has(order.status),
+    test: false,
+  };
+}
+
 function isUnsignedPing(request: WebhookRequest): boolean {
   return /^webhook_id=\d+$/.test(bodyText(request).trim());
 }
@@ -73,33 +106,6 @@ export const pluginB: PlatformAdapter<'plugin-b'> = {
     if (typeof order.status === 'string' && REVOKED_STATUSES.has(order.status)) {
       return { kind: 'revocations', revocations: [{ event: 'refund', order: { externalOrderId }, scope: { kind: 'order' } }] };
     }
-    const currency = currencyOf(order.currency);
-    const billing = objectAt(order.billing);
-
-    const lines = requireArray(order.line_items, 'line_items').map((item, index): NormalizedLine => {
-      const line = requireObject(item, `line_items[${index}]`);
-      return {
-        sku: text(line.sku),
-        quantity: quantityOf(line.quantity, `line_items[${index}].quantity`),
-        amount: decimalAmount(line.total, currency),
-      };
-    });
-
-    return {
-      kind: 'orders',
-      orders: [
-        {
-          externalOrderId,
-          customer: {
-            email: text(billing?.email),
-            name: joinName(billing?.first_name, billing?.last_name),
-          },
-          currency,
-          lines,
-          paid: typeof order.status === 'string' && PAID_STATUSES.has(order.status),
-          test: false,
-        },
-      ],
-    };
+    return { kind: 'orders', orders: [pluginBOrder(order)] };
   },
 };

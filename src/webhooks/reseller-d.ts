@@ -26,18 +26,23 @@ import { configured, verifyBase64Hmac } from './signature';
 
 export const RESELLER_D_HEADERS = ['x-rd-signature', 'x-fs-signature'];
 
-function orderOf(event: JsonObject, where: string): NormalizedOrder {
-  const data = requireObject(event.data, `${where}.data`);
-  const externalOrderId = requireId(data.id, `${where}.data.id`);
+/**
+ * An order as the platform's `order.completed` webhook (its `data`) and its API's order list
+ * (`GET /orders`) both give it (the same object): the one mapping of both
+ * (src/webhooks/reseller-d-orders.ts reads the list). Paid unless the order says it is not completed
+ * (failed, declined or pending); a test order says `live: false`.
+ */
+export function resellerDOrder(data: JsonObject, where: string): NormalizedOrder {
+  const externalOrderId = requireId(data.id, `${where}.id`);
   const currency = currencyOf(data.currency);
   const customer = objectAt(data.customer);
   const contact = objectAt(objectAt(data.account)?.contact);
 
-  const lines = requireArray(data.items, `${where}.data.items`).map((value, index): NormalizedLine => {
-    const item = requireObject(value, `${where}.data.items[${index}]`);
+  const lines = requireArray(data.items, `${where}.items`).map((value, index): NormalizedLine => {
+    const item = requireObject(value, `${where}.items[${index}]`);
     return {
       sku: firstText(item.sku, item.product),
-      quantity: quantityOf(item.quantity, `${where}.data.items[${index}].quantity`),
+      quantity: quantityOf(item.quantity, `${where}.items[${index}].quantity`),
       amount: decimalAmount(item.subtotal, currency),
     };
   });
@@ -50,9 +55,14 @@ function orderOf(event: JsonObject, where: string): NormalizedOrder {
     },
     currency,
     lines,
-    paid: true,
-    test: event.live === false || data.live === false,
+    paid: data.completed !== false,
+    test: data.live === false,
   };
+}
+
+function orderOf(event: JsonObject, where: string): NormalizedOrder {
+  const order = resellerDOrder(requireObject(event.data, `${where}.data`), `${where}.data`);
+  return event.live === false ? { ...order, test: true } : order;
 }
 
 /**

@@ -8,9 +8,8 @@
  * carries, mapped by the adapter's own `storefrontAOrder`.
  */
 import { z } from 'zod';
-import { WebhookParseError } from './adapter';
-import { isObject, requireArray, requireObject, text } from './fields';
-import { getJson, notAPage, OrderListError, type ListedOrder, type OrderListClient, type OrderListPage } from './order-list';
+import { text } from './fields';
+import { getJson, listedArray, listedOrder, nextLink, notAPage, type OrderListClient, type OrderListPage } from './order-list';
 import { storefrontAOrder } from './storefront-a';
 
 export const STOREFRONT_A_API_VERSION = '2025-01';
@@ -26,17 +25,6 @@ const CredentialsSchema = z.object({
 });
 export type StorefrontACredentials = z.infer<typeof CredentialsSchema>;
 
-/** The `rel="next"` URL of a Link header, if any. */
-function nextLink(header: string | string[] | undefined): string | null {
-  const value = Array.isArray(header) ? header.join(',') : header;
-  if (!value) return null;
-  for (const part of value.split(',')) {
-    const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part);
-    if (match) return match[1];
-  }
-  return null;
-}
-
 /** How long to wait before the next request so the bucket (`used/size`) stays below SLOW_DOWN_ABOVE. */
 export function callLimitWaitMs(header: string | string[] | undefined): number {
   const match = /^(\d+)\/(\d+)$/.exec((Array.isArray(header) ? header[0] : header ?? '').trim());
@@ -44,16 +32,6 @@ export function callLimitWaitMs(header: string | string[] | undefined): number {
   const [used, size] = [Number(match[1]), Number(match[2])];
   const over = used - Math.floor(size * SLOW_DOWN_ABOVE);
   return over > 0 ? Math.ceil((over / LEAK_PER_SECOND) * 1000) : 0;
-}
-
-function listedOrder(value: unknown, index: number): ListedOrder {
-  const changedAt = isObject(value) ? text(value.updated_at) : null;
-  try {
-    return { order: storefrontAOrder(requireObject(value, `orders[${index}]`)), changedAt };
-  } catch (error) {
-    if (error instanceof WebhookParseError) return { order: { unreadable: error.message }, changedAt };
-    throw error;
-  }
 }
 
 export const storefrontAOrders: OrderListClient<StorefrontACredentials> = {
@@ -77,17 +55,11 @@ export const storefrontAOrders: OrderListClient<StorefrontACredentials> = {
     }
     const answer = await getJson(url, { 'x-shopify-access-token': credentials.accessToken }, allowPrivate);
     if (answer.status !== 200) return notAPage(answer, new Date());
-    if (!isObject(answer.body)) throw new OrderListError('the order list is not a JSON object');
-    let orders: unknown[];
-    try {
-      orders = requireArray(answer.body.orders, 'orders');
-    } catch {
-      throw new OrderListError('the order list has no orders array');
-    }
+    const orders = listedArray(answer.body, 'orders');
     const next = nextLink(answer.headers.link);
     return {
       kind: 'page',
-      orders: orders.map(listedOrder),
+      orders: orders.map((order, index) => listedOrder(order, `orders[${index}]`, storefrontAOrder, (o) => text(o.updated_at))),
       nextCursor: next === null ? null : new URL(next).searchParams.get('page_info'),
       slowDownMs: callLimitWaitMs(answer.headers['x-shopify-shop-api-call-limit']),
     };

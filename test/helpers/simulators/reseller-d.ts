@@ -1,0 +1,115 @@
+/**
+ * A local stand-in for reseller-d's (FastSpring's) order list, a real HTTP server on 127.0.0.1,
+ * modelled on the documented behaviour (sources in test/fixtures/webhooks/README.md, §10):
+ *
+ * - `GET /orders?begin=yyyy-mm-dd&end=yyyy-mm-dd&limit=…&page=…&scope=all|live|test`: orders whose
+ *   date is on or after `begin` and before `end` (UTC days here), `begin` at least one day before
+ *   `end` (else 400); `limit` default 50, `page` from 1; `scope` default live.
+ * - The answer: `{action: "order.lookup", result: "success", begin, end, page, limit, nextPage, total,
+ *   orders: [order…]}`, `nextPage` null on the last page; each order the object the `order.completed`
+ *   webhook carries as `data`.
+ * - HTTP Basic with the store's API username and password, else 401.
+ * - On a chosen page, once: 429 with `Retry-After`.
+ */
+import { webhookSample } from '../../fixtures/samples';
+import { startOrderListServer, type OrderListServer } from './order-list-server';
+
+const DEFAULT_LIMIT = 50;
+const DAY_MS = 86_400_000;
+
+export interface SimulatedOrder {
+  id: string;
+  email: string;
+  updatedAt: Date;
+  completed?: boolean;
+  live?: boolean;
+}
+
+export interface ResellerDSimulator extends Pick<OrderListServer, 'origin' | 'requests' | 'throttleOnce' | 'revokeToken' | 'close'> {
+  username: string;
+  password: string;
+  /** The order as the platform's API gives it (and its webhook as `data`): the sample's with the order's id, email and times. */
+  orderJson(order: SimulatedOrder): string;
+  /** The `order.completed` webhook batch carrying the order. */
+  webhookJson(order: SimulatedOrder): string;
+}
+
+type SampleOrder = Record<string, unknown> & { items: unknown[]; customer: object; account: { contact: object } };
+
+function sampleEvent(): Record<string, unknown> & { data: SampleOrder } {
+  const batch = JSON.parse(webhookSample('reseller-d.json').toString('utf8')) as { events: Array<Record<string, unknown> & { data: SampleOrder }> };
+  return batch.events[0];
+}
+
+/** The reseller-d sample's order, one item (ebook-pro), with the order's id, email, completion and change time. */
+function orderOf(order: SimulatedOrder): SampleOrder {
+  const data = sampleEvent().data;
+  const changed = order.updatedAt.getTime();
+  return {
+    ...data,
+    order: order.id,
+    id: order.id,
+    reference: `ACME${order.id.slice(-10)}`,
+    completed: order.completed ?? true,
+    live: order.live ?? true,
+    changed,
+    changedValue: changed,
+    changedInSeconds: Math.floor(changed / 1000),
+    changedDisplay: new Date(changed).toLocaleDateString('en-US', { timeZone: 'UTC' }),
+    customer: { ...data.customer, email: order.email },
+    account: { ...data.account, contact: { ...data.account.contact, email: order.email } },
+    total: 29.0,
+    subtotal: 29.0,
+    items: [data.items[0]],
+  };
+}
+
+function webhookJsonOf(order: SimulatedOrder): string {
+  const event = sampleEvent();
+  return JSON.stringify({ events: [{ ...event, id: `evt-${order.id}`, live: order.live ?? true, data: orderOf(order) }] });
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export async function startResellerDSimulator(
+  orders: SimulatedOrder[], username = 'RD_API_USER_SIMULATED', password = 'rd-simulated-api-password',
+): Promise<ResellerDSimulator> {
+  const sorted = [...orders].sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
+  const expected = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+
+  const server = await startOrderListServer(({ headers, url, revoked, answer, takeThrottle }) => {
+    if (url.pathname !== '/orders') return answer(404, { action: 'order.lookup', result: 'error', error: { orders: 'Not found' } });
+    if (revoked || headers.authorization !== expected) return answer(401, { action: 'order.lookup', result: 'error', error: { authorization: 'Unauthorized' } });
+    const begin = url.searchParams.get('begin') ?? '';
+    const end = url.searchParams.get('end') ?? '';
+    if (!DATE.test(begin) || !DATE.test(end) || Date.parse(end) - Date.parse(begin) < DAY_MS) {
+      return answer(400, { action: 'order.lookup', result: 'error', error: { begin: 'begin must be at least one day before end' } });
+    }
+    const limit = Number(url.searchParams.get('limit') ?? DEFAULT_LIMIT);
+    const page = Number(url.searchParams.get('page') ?? 1);
+    const throttled = takeThrottle(page - 1);
+    if (throttled !== undefined) return answer(429, { action: 'order.lookup', result: 'error', error: { request: 'Too many requests' } }, { 'retry-after': String(throttled) }, page - 1);
+    const scope = url.searchParams.get('scope') ?? 'live';
+    const matching = sorted.filter((o) => {
+      const at = o.updatedAt.getTime();
+      const live = o.live ?? true;
+      return at >= Date.parse(begin) && at < Date.parse(end) && (scope === 'all' || (scope === 'test') !== live);
+    });
+    const slice = matching.slice((page - 1) * limit, page * limit);
+    const nextPage = page * limit < matching.length ? page + 1 : null;
+    const head = JSON.stringify({ action: 'order.lookup', result: 'success', begin, end, page, limit, nextPage, total: matching.length });
+    answer(200, `${head.slice(0, -1)},"orders":[${slice.map((o) => JSON.stringify(orderOf(o))).join(',')}]}`, {}, page - 1);
+  });
+
+  return {
+    origin: server.origin,
+    requests: server.requests,
+    throttleOnce: server.throttleOnce,
+    revokeToken: server.revokeToken,
+    close: server.close,
+    username,
+    password,
+    orderJson: (order) => JSON.stringify(orderOf(order)),
+    webhookJson: webhookJsonOf,
+  };
+}
