@@ -41,6 +41,7 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       const page = await client.fetchPage({
         origin: row.api_base_url, credentials: openCredentials(keyRing, row), since, cursor, allowPrivate: config.outbound.allowPrivate,
       });
+      if (page.kind === 'refused') return { ...page, savedAt: row.updated_at };
       if (page.kind !== 'page') return page;
       const orders = page.orders.flatMap((listed): NormalizedOrder[] => ('unreadable' in listed.order ? [] : [listed.order]));
       const recorded = await recordPulledOrders(orm, orgId, platform, orders, new Date());
@@ -62,9 +63,9 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
      * The platform refused the credentials: the integration is paused (its schedule too) and owners
      * and admins get one email per pause, however many runs meet the refusal.
      */
-    async pauseReconcile({ orgId, platform, reason }: Integration & { reason: string }): Promise<void> {
+    async pauseReconcile({ orgId, platform, reason, savedAt }: Integration & { reason: string; savedAt: string }): Promise<void> {
       const em = orm.em.fork();
-      const paused = await pauseReconciliation(em, { orgId, platform, reason, now: new Date() });
+      const paused = await pauseReconciliation(em, { orgId, platform, reason, now: new Date(), savedAt });
       if (!paused) return;
       await schedules.pause(orgId, platform, reason);
       const org = await em.findOneOrFail(Organisation, orgId);

@@ -43,7 +43,7 @@ export async function reconcileIntegration(input: ReconcileInput): Promise<void>
       continue;
     }
     if (page.kind === 'refused') {
-      await pauseReconcile({ orgId, platform, reason: page.reason });
+      await pauseReconcile({ orgId, platform, reason: page.reason, savedAt: page.savedAt });
       progress = { ...progress, result: addResults(progress.result, { ...NO_RESULT, errors: 1 }) };
       break;
     }

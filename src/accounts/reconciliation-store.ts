@@ -19,12 +19,18 @@ export interface ReconciliationRow {
   high_water_mark: string | null;
   last_run_at: string | null;
   last_result: ReconcileResult | null;
+  /** When the settings (the credentials) were last saved. */
+  updated_at: string;
 }
 
 const read = statement<ReconciliationRow, { orgId: string; platform: string }>(
-  { enabled: true, api_base_url: true, credentials: true, paused_at: true, paused_reason: true, high_water_mark: true, last_run_at: true, last_result: true },
+  {
+    enabled: true, api_base_url: true, credentials: true, paused_at: true, paused_reason: true, high_water_mark: true, last_run_at: true,
+    last_result: true, updated_at: true,
+  },
   (p) => sql`select enabled, api_base_url, credentials, ${isoUtc('paused_at')} as paused_at, paused_reason,
-       ${isoUtc('high_water_mark')} as high_water_mark, ${isoUtc('last_run_at')} as last_run_at, last_result
+       ${isoUtc('high_water_mark')} as high_water_mark, ${isoUtc('last_run_at')} as last_run_at, last_result,
+       ${isoUtc('updated_at')} as updated_at
      from integration_reconciliation where organisation_id = ${p.orgId} and platform = ${p.platform}`,
 );
 
@@ -47,20 +53,23 @@ export async function saveReconciliation(
   await save.run(em, row);
 }
 
-const refuse = statement<{ paused_at: string; newly: boolean }, { orgId: string; platform: string; reason: string; now: Date }>(
+const refuse = statement<{ paused_at: string; newly: boolean }, { orgId: string; platform: string; reason: string; now: Date; savedAt: string }>(
   { paused_at: true, newly: true },
   (p) => sql`update integration_reconciliation r set paused_at = coalesce(r.paused_at, ${p.now}), paused_reason = coalesce(r.paused_reason, ${p.reason})
      from (select paused_at is null as newly from integration_reconciliation where organisation_id = ${p.orgId} and platform = ${p.platform} for update) before
      where r.organisation_id = ${p.orgId} and r.platform = ${p.platform}
+       and ${isoUtc('r.updated_at')} = ${p.savedAt}
      returning ${isoUtc('r.paused_at')} as paused_at, before.newly`,
 );
 
 /**
- * Marks the credentials refused: the first refusal stamps the pause, later ones keep it. Answers when
- * the pause began (the refusal email's once-key) and whether this call began it; undefined without a row.
+ * Marks the credentials saved at `savedAt` refused: the first refusal stamps the pause, later ones
+ * keep it. Answers when the pause began (the refusal email's once-key) and whether this call began it;
+ * undefined without a row, or when credentials were saved since (a refusal of the old ones, or a
+ * retried one, must not pause the new).
  */
 export function pauseReconciliation(
-  em: EntityManager, pause: { orgId: string; platform: Platform; reason: string; now: Date },
+  em: EntityManager, pause: { orgId: string; platform: Platform; reason: string; now: Date; savedAt: string },
 ): Promise<{ paused_at: string; newly: boolean } | undefined> {
   return refuse.first(em, pause);
 }

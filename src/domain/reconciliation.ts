@@ -44,8 +44,11 @@ export type PageOutcome =
   | { kind: 'recorded'; result: ReconcileResult; nextCursor: string | null; slowDownMs: number }
   /** 429: wait this long and ask for the same page again. */
   | { kind: 'throttled'; retryAfterMs: number }
-  /** 401/403: the credentials were refused; the schedule is paused until they are saved again. */
-  | { kind: 'refused'; reason: string };
+  /**
+   * 401/403: the credentials were refused; the schedule is paused until they are saved again.
+   * `savedAt`: when the refused credentials were saved (credentials saved since are not paused).
+   */
+  | { kind: 'refused'; reason: string; savedAt: string };
 
 /** Where a run is: its window's start, the page to read next (null: the first), and the counts so far. */
 export interface ReconcileProgress {

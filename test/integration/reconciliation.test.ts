@@ -6,6 +6,7 @@
  */
 import { Purchase, SentEmail, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS } from '../../src/domain/platforms';
+import { pauseReconciliation, reconciliationOf } from '../../src/accounts/reconciliation-store';
 import { reconcileScheduleId } from '../../src/domain/reconciliation';
 import type { ReconciliationJson } from '../../src/services/reconciliation';
 import { NO_ORDER_API, orderListClientOf } from '../../src/webhooks/order-lists';
@@ -213,6 +214,22 @@ test('refused credentials (401) pause the schedule and email owners and admins o
   const resumed = await api(org, 'PUT', '', { enabled: true, apiBaseUrl: sim.origin, shopDomain: 'example-store.myshopify.com', accessToken: 'shpat_a_new_token' });
   expect(resumed.json()).toMatchObject({ state: 'active', pausedReason: null });
   expect((await handle.describe()).state.paused).toBe(false);
+});
+
+test('a refusal of credentials saved before the current ones (a late or retried run) pauses nothing', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+  const sim = await simulator(ordersOf(1));
+  await enable(org, sim);
+  const refused = (await reconciliationOf(h.orm.em.fork(), org.orgId, 'storefront-a'))!.updated_at;
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await enable(org, sim);
+  const late = await pauseReconciliation(h.orm.em.fork(), { orgId: org.orgId, platform: 'storefront-a', reason: 'old key (401)', now: new Date(), savedAt: refused });
+  expect(late).toBeUndefined();
+  expect(await settingsOf(org)).toMatchObject({ state: 'active', pausedReason: null });
+  const current = (await reconciliationOf(h.orm.em.fork(), org.orgId, 'storefront-a'))!.updated_at;
+  expect(await pauseReconciliation(h.orm.em.fork(), { orgId: org.orgId, platform: 'storefront-a', reason: 'new key (401)', now: new Date(), savedAt: current }))
+    .toMatchObject({ newly: true });
+  expect(await settingsOf(org)).toMatchObject({ state: 'paused', pausedReason: 'new key (401)' });
 });
 
 test('a webhook arriving while the run records the same order: one purchase, one receipt', async () => {
