@@ -14,8 +14,8 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { ActivityLogEntry, Customer, Purchase } from '../../src/db/entities';
 import { reminderWorkflowId } from '../../src/domain/ids';
 import type { ReminderOutcome } from '../../src/domain/reminder';
-import { spawnWatched, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
 import { startHarness, type Harness } from '../helpers/harness';
+import { workerProcesses } from '../helpers/worker-process';
 import { listen } from '../helpers/download-links';
 import { seedUser } from '../helpers/seed';
 import { signIn } from '../helpers/dashboard';
@@ -28,7 +28,7 @@ const REMINDER_SUBJECT = /^Your download is waiting: /;
 let h: Harness;
 let base: string;
 let org: WebhookOrg;
-const workers: WatchedChild[] = [];
+const workers = workerProcesses(() => h);
 
 /** The purchases of each case, sold in beforeAll. */
 const cases = {} as Record<'sent' | 'transferred' | 'revoked' | 'unsubscribed' | 'killed', { purchaseId: string; email: string }> & {
@@ -41,24 +41,9 @@ beforeAll(async () => {
   base = await listen(h);
 }, 300_000);
 afterAll(async () => {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  workers.close();
   await h?.close();
 });
-
-/** A worker process from the build (as `npm run start:worker` runs it) on the harness's database, task queue and mailbox. */
-async function startWorkerProcess(): Promise<WatchedChild> {
-  const worker = spawnWatched(process.execPath, [path.join(ROOT, 'dist/src/temporal/worker-main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: h.config.dataDir, DATABASE_URL: h.config.databaseUrl,
-      TEMPORAL_ADDRESS: h.config.temporal.address, TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue, SMTP_URL: h.mailbox.url,
-      BASE_URL: h.config.baseUrl, WORKER_METRICS_ADDRESS: 'off', LOG_LEVEL: 'warn',
-    },
-  });
-  workers.push(worker);
-  await waitForOutput(worker, /worker polling task queue/, 60_000);
-  return worker;
-}
 
 const bearer = () => ({ authorization: `Bearer ${org.apiKey}` });
 
@@ -102,7 +87,7 @@ beforeAll(async () => {
     payload: JSON.stringify({ reminderAfterMinutes: 1 }),
   });
   expect(set.json().reminderAfterMinutes).toBe(1);
-  const workerA = await startWorkerProcess();
+  const workerA = await workers.start();
 
   const stamp = Date.now().toString(36);
   for (const name of ['sent', 'transferred', 'revoked', 'unsubscribed', 'killed'] as const) {
@@ -147,7 +132,7 @@ beforeAll(async () => {
   const lastDue = Math.max(...await Promise.all(Object.values(cases).filter((c) => 'purchaseId' in c)
     .map(async (c) => (await purchaseRow((c as { purchaseId: string }).purchaseId)).reminderDueAt!.getTime())));
   await new Promise((resolve) => setTimeout(resolve, lastDue - Date.now() + 3_000));
-  await startWorkerProcess();
+  await workers.start();
 }, 240_000);
 
 test.concurrent('one reminder after the wait, with a fresh link that works, on the purchase page and in the evidence', async () => {

@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
-import { spawnWatched, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { startHarness, type Harness } from '../helpers/harness';
+import { workerProcesses } from '../helpers/worker-process';
 import { startReceiver, type Receiver } from '../helpers/receivers';
 import { eventually } from '../helpers/webhooks';
 
@@ -20,32 +20,17 @@ const OUTBOUND_ENV = { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOUND_RETRY_S
 
 let h: Harness;
 const receivers: Receiver[] = [];
-const workers: WatchedChild[] = [];
+const workers = workerProcesses(() => h, OUTBOUND_ENV);
 
 beforeAll(async () => {
   await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   h = await startHarness({ worker: false, env: OUTBOUND_ENV });
 }, 300_000);
 afterAll(async () => {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  workers.close();
   for (const r of receivers) await r.close();
   await h?.close();
 });
-
-/** A worker process on the harness's database, task queue, mailbox and key file. */
-async function startWorkerProcess(): Promise<WatchedChild> {
-  const worker = spawnWatched(process.execPath, [path.join(ROOT, 'dist/src/temporal/worker-main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: h.config.dataDir, DATABASE_URL: h.config.databaseUrl,
-      TEMPORAL_ADDRESS: h.config.temporal.address, TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue, SMTP_URL: h.mailbox.url,
-      WORKER_METRICS_ADDRESS: 'off', LOG_LEVEL: 'warn', ...OUTBOUND_ENV,
-    },
-  });
-  workers.push(worker);
-  await waitForOutput(worker, /worker polling task queue/, 60_000);
-  return worker;
-}
 
 async function sell(apiKey: string, product: SeededProduct, n: number): Promise<void> {
   const res = await h.app.inject({
@@ -72,14 +57,14 @@ test('a worker SIGKILLed during a burst of 200 purchases: each endpoint gets eve
     secrets.push((res.json() as { secret: string }).secret);
   }
 
-  const first = await startWorkerProcess();
+  const first = await workers.start();
   for (let n = 0; n < PURCHASES; n += 20) {
     await Promise.all(Array.from({ length: 20 }, (_, i) => sell(org.apiKey, product, n + i)));
     // Killed once deliveries are under way, while most of the burst is still to come.
     if (n === 60) {
       await eventually(async () => (receivers[0].received.length > 0 ? true : undefined), 60_000, 'the first deliveries');
       first.child.kill('SIGKILL');
-      await startWorkerProcess();
+      await workers.start();
     }
   }
 

@@ -8,9 +8,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { spawnWatched, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
 import { Purchase, SentEmail } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
+import { workerProcesses } from '../helpers/worker-process';
 import { startStorefrontASimulator, type StorefrontASimulator } from '../helpers/simulators/storefront-a';
 import { eventually, seedWebhookOrg } from '../helpers/webhooks';
 
@@ -21,31 +21,17 @@ const ORDERS = 200;
 
 let h: Harness;
 let sim: StorefrontASimulator | undefined;
-const workers: WatchedChild[] = [];
+const workers = workerProcesses(() => h, ENV);
 
 beforeAll(async () => {
   await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   h = await startHarness({ worker: false, env: ENV });
 }, 300_000);
 afterAll(async () => {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  workers.close();
   await sim?.close();
   await h?.close();
 });
-
-async function startWorkerProcess(): Promise<WatchedChild> {
-  const worker = spawnWatched(process.execPath, [path.join(ROOT, 'dist/src/temporal/worker-main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: h.config.dataDir, DATABASE_URL: h.config.databaseUrl,
-      TEMPORAL_ADDRESS: h.config.temporal.address, TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue, SMTP_URL: h.mailbox.url,
-      WORKER_METRICS_ADDRESS: 'off', LOG_LEVEL: 'warn', ...ENV,
-    },
-  });
-  workers.push(worker);
-  await waitForOutput(worker, /worker polling task queue/, 60_000);
-  return worker;
-}
 
 test('a worker SIGKILLed mid-run: the run continues from the last finished page, no order twice', async () => {
   const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
@@ -62,14 +48,14 @@ test('a worker SIGKILLed mid-run: the run continues from the last finished page,
   });
   expect(put.statusCode).toBe(200);
 
-  const first = await startWorkerProcess();
+  const first = await workers.start();
   expect((await h.app.inject({ method: 'POST', url: '/api/settings/integrations/storefront-a/reconciliation/run', headers })).statusCode).toBe(202);
   await eventually(async () => (sim!.requests.filter((r) => r.status === 200).length >= 2 ? true : undefined), 60_000, 'two pages read');
   // Page 1 recorded (milliseconds), the run now in its 3 s wait.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   first.child.kill('SIGKILL');
   const pagesBeforeKill = sim.requests.length;
-  await startWorkerProcess();
+  await workers.start();
 
   const done = await eventually(async () => {
     const res = await h.app.inject({ method: 'GET', url: '/api/settings/integrations/storefront-a/reconciliation', headers });
