@@ -64,6 +64,11 @@ function button(href: string, label: string): SafeHtml {
   return html`<p style="margin:16px 0"><a href="${href}" style="display:inline-block;padding:12px 20px;background:#0b57d0;color:#ffffff;text-decoration:none;border-radius:6px;font-weight:600">${label}</a></p>`;
 }
 
+/** RFC 8058 one-click unsubscribe: mail clients show their own button for it. */
+function oneClickUnsubscribe(url: string): Record<string, string> {
+  return { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}
+
 function greetingOf(name: string | undefined): string {
   return name?.trim() ? `Hello ${name.trim()},` : 'Hello,';
 }
@@ -130,10 +135,7 @@ ${linkBlock(input)}
 <p style="${MUTED_STYLE}">${note}</p>
 <p style="${MUTED_STYLE}"><a href="${input.unsubscribeUrl}">Stop emails like this one</a> from ${input.orgName}.</p>
 <p style="margin-bottom:0">${input.orgName}</p>`),
-    headers: {
-      'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
-      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-    },
+    headers: oneClickUnsubscribe(input.unsubscribeUrl),
   };
 }
 
@@ -225,10 +227,7 @@ ${linkBlock(input)}
 <p style="${MUTED_STYLE}">${note}</p>
 <p style="${MUTED_STYLE}">You get this email because you bought this product. <a href="${input.unsubscribeUrl}">Stop emails about new versions</a>.</p>
 <p style="margin-bottom:0">${input.orgName}</p>`),
-    headers: {
-      'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
-      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-    },
+    headers: oneClickUnsubscribe(input.unsubscribeUrl),
   };
 }
 
