@@ -23,7 +23,8 @@ export interface ReconciliationPlatform<Order extends ListedOrderSpec, Sim exten
   platform: Platform;
   /** The `n`th order of a run (ids unique within the file), paid, changed at `updatedAt`. */
   order(n: number, updatedAt: Date): Order;
-  start(orders: Order[]): Promise<Sim>;
+  /** The simulator of the organisation's account (payments-c's webhooks name it in their metadata). */
+  start(orders: Order[], orgId: string): Promise<Sim>;
   /** The settings PUT's credentials for the simulator. */
   credentials(sim: Sim): Record<string, string>;
   /** Other credentials of the same account (saved to resume after a refusal). */
@@ -33,13 +34,14 @@ export interface ReconciliationPlatform<Order extends ListedOrderSpec, Sim exten
   /** Pages of 200 the first run of 120 orders reads. */
   pagesOf120: number;
   /**
-   * Orders the second run reads: those changed since the newest of the first run less an hour, as
-   * the platform's "since" filter and its time resolution pick them.
+   * Orders the second run reads: those changed at or after `since` (the newest change of the first
+   * run less an hour) as the platform's filter and its time resolution pick them.
    */
-  secondRunPulled: number;
+  secondRunPulled(orders: Order[], since: Date): number;
 }
 
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 
 export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pick<OrderListServer, 'origin' | 'requests' | 'throttleOnce' | 'revokeToken' | 'close'>>(
   spec: ReconciliationPlatform<Order, Sim>,
@@ -63,8 +65,8 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     return Array.from({ length: count }, (_, i) => spec.order((made += 1), new Date(now - (count - i) * MINUTE)));
   };
 
-  const simulator = async (orders: Order[]): Promise<Sim> => {
-    const sim = await spec.start(orders);
+  const simulator = async (orders: Order[], orgId: string): Promise<Sim> => {
+    const sim = await spec.start(orders, orgId);
     simulators.push(sim);
     return sim;
   };
@@ -103,7 +105,7 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     const orders = ordersOf(120);
     const missed = new Set(orders.filter((_, i) => i % 4 === 1).map((o) => o.id));
     expect(missed.size).toBe(30);
-    const sim = await simulator(orders);
+    const sim = await simulator(orders, org.orgId);
     for (const order of orders.filter((o) => !missed.has(o.id))) {
       expect((await send(h.app, platform, org.orgId, spec.webhookBody(sim, order))).status).toBe(200);
     }
@@ -125,7 +127,8 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     expect(sim.requests.filter((r) => r.status === 200)).toHaveLength(spec.pagesOf120);
 
     const second = await runOnce(org);
-    expect(second.lastResult).toEqual({ pulled: spec.secondRunPulled, recovered: 0, alreadyKnown: spec.secondRunPulled, errors: 0 });
+    const pulled = spec.secondRunPulled(orders, new Date(Math.max(...orders.map((o) => o.updatedAt.getTime())) - HOUR));
+    expect(second.lastResult).toEqual({ pulled, recovered: 0, alreadyKnown: pulled, errors: 0 });
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(await receiptsOf(org.orgId)).toBe(120);
     expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: org.orgId })).toBe(120);
@@ -133,7 +136,7 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
 
   test(`${platform}: a 429 with Retry-After: 2 makes the run wait that long and complete`, async () => {
     const org = await seedWebhookOrg(h, { platforms: [platform] });
-    const sim = await simulator(ordersOf(120));
+    const sim = await simulator(ordersOf(120), org.orgId);
     await enable(org, sim);
     sim.throttleOnce(1, 2);
     const done = await runOnce(org);
@@ -147,7 +150,7 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
 
   test(`${platform}: refused credentials (401) pause the schedule and email owners and admins once; saving them again resumes it`, async () => {
     const org = await seedWebhookOrg(h, { platforms: [platform] });
-    const sim = await simulator(ordersOf(3));
+    const sim = await simulator(ordersOf(3), org.orgId);
     await enable(org, sim);
     sim.revokeToken();
     const paused = await runOnce(org);

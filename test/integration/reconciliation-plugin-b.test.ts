@@ -16,5 +16,5 @@ reconciliationRuns<SimulatedOrder, PluginBSimulator>({
   // Pages of 50 by number.
   pagesOf120: 3,
   // From the newest change less an hour, to the second and including it: the last 61 of the minute-spaced orders.
-  secondRunPulled: 61,
+  secondRunPulled: () => 61,
 });

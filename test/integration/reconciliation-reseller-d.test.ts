@@ -16,5 +16,5 @@ reconciliationRuns<SimulatedOrder, ResellerDSimulator>({
   // Pages of 50 by number.
   pagesOf120: 3,
   // Dates only, from the day before the newest change less an hour: every order of the last two hours again.
-  secondRunPulled: 120,
+  secondRunPulled: () => 120,
 });
