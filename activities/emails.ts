@@ -6,7 +6,7 @@ import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
 import { withdrawBeforeReceipt } from '../src/services/revocations';
 import { acceptReceipt, receiptOf } from '../src/purchases/purchase-store';
-import { enqueueDispatches } from '../src/services/workflow-outbox';
+import { dispatchRows } from '../src/services/workflow-outbox';
 import { reminderWorkflowId } from '../src/domain/ids';
 import type { ActivityDeps } from './deps';
 import { countAlertSent, recordReceiptSend } from './metrics';
@@ -47,13 +47,11 @@ export function emailActivities({ orm, mailer, config }: ActivityDeps) {
       );
       // The first accepted receipt starts the purchase's reminder timer (decisions §16): its outbox
       // row commits with the receipt's status, so neither is ever without the other.
-      await em.transactional(async (tx) => {
-        const accepted = await acceptReceipt(tx, purchaseId, new Date());
-        if (accepted?.reminder_due_at) {
-          const payload = { orgId: accepted.organisation_id, purchaseId, dueAt: accepted.reminder_due_at };
-          await enqueueDispatches(tx, [{ kind: 'buyer-reminder', workflowId: reminderWorkflowId(purchaseId), orgId: payload.orgId, payload }]);
-        }
-      });
+      const orgId = receipt.organisation_id;
+      const [reminder] = dispatchRows([{
+        kind: 'buyer-reminder', workflowId: reminderWorkflowId(purchaseId), orgId, payload: { orgId, purchaseId, dueAt: '' },
+      }]);
+      await acceptReceipt(em, purchaseId, new Date(), reminder);
       return { withdrawn: false };
     },
 

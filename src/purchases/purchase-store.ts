@@ -18,6 +18,7 @@ import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
 import { KEY_OF_PURCHASE } from '../licenses/license-store';
+import { dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 import { COUNTED_TRANSFERS, EVER_TRANSFERRED, logStaffAction, type StaffActor } from './link-store';
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
@@ -410,24 +411,30 @@ export interface AcceptedReceiptRow {
   reminder_due_at: string | null;
 }
 
-const receiptAccept = statement<AcceptedReceiptRow, { purchaseId: string; now: Date }>(
+const receiptAccept = statement<AcceptedReceiptRow, { purchaseId: string; now: Date; reminderRow: string }>(
   { organisation_id: true, reminder_due_at: true },
   // The row is locked by the subquery's read, so two sends of one purchase cannot both be the first.
-  (p) => sql`with prior as (select id, receipt_sent_at is null as first from purchase where id = ${p.purchaseId} for update)
-     update purchase p set receipt_status = 'sent', receipt_sent_at = ${p.now},
-       reminder_due_at = case when prior.first and not p.test and o.reminder_after_minutes is not null
-         then ${p.now}::timestamptz + make_interval(mins => o.reminder_after_minutes) else p.reminder_due_at end
-     from prior, organisation o where p.id = prior.id and o.id = p.organisation_id
-     returning p.organisation_id, case when prior.first then ${isoUtc('p.reminder_due_at')} end as reminder_due_at`,
+  // The reminder's outbox row (its due time filled in here) commits in the same statement.
+  (p) => sql`with prior as (select id, receipt_sent_at is null as first from purchase where id = ${p.purchaseId} for update),
+     accepted as (
+       update purchase p set receipt_status = 'sent', receipt_sent_at = ${p.now},
+         reminder_due_at = case when prior.first and not p.test and o.reminder_after_minutes is not null
+           then ${p.now}::timestamptz + make_interval(mins => o.reminder_after_minutes) else p.reminder_due_at end
+       from prior, organisation o where p.id = prior.id and o.id = p.organisation_id
+       returning p.organisation_id, case when prior.first then ${isoUtc('p.reminder_due_at')} end as reminder_due_at),
+     reminder as (${dispatchInsert(sql`(select coalesce(jsonb_agg(jsonb_set(${p.reminderRow}::jsonb, '{payload,dueAt}', to_jsonb(a.reminder_due_at))), '[]')
+       from accepted a where a.reminder_due_at is not null)`)})
+     select organisation_id, reminder_due_at from accepted`,
 );
 
 /**
  * Marks the purchase's receipt sent. Its first accepted receipt also fixes when its buyer is
- * reminded (decisions §16), from the organisation's setting now: a later change of the setting
- * leaves it as it is.
+ * reminded (decisions §16), from the organisation's setting now (a later change of the setting
+ * leaves it as it is), and writes `reminder` (the reminder run's outbox row, without its due time)
+ * with it: one statement, on the path of every sale.
  */
-export function acceptReceipt(tx: EntityManager, purchaseId: string, now: Date): Promise<AcceptedReceiptRow | undefined> {
-  return receiptAccept.first(tx, { purchaseId, now });
+export function acceptReceipt(em: EntityManager, purchaseId: string, now: Date, reminder: DispatchRow): Promise<AcceptedReceiptRow | undefined> {
+  return receiptAccept.first(em, { purchaseId, now, reminderRow: JSON.stringify(reminder) });
 }
 
 /** What a reminder says, and whether it still goes (decisions §16). */
