@@ -67,8 +67,12 @@ class HitBatcher {
  * A store for @fastify/rate-limit kept in PostgreSQL (rate_limit_counter, one fixed window per key),
  * so every API process counts against the same limits. Keys are namespaced by the callers.
  */
+/** One batcher per database (per process, in practice), whichever routes count: their hits share batches. */
+const batchers = new WeakMap<Orm, HitBatcher>();
+
 export function pgRateLimitStore(orm: Orm, clock: () => Date): FastifyRateLimitStoreCtor {
-  const batcher = new HitBatcher(orm, clock);
+  const batcher = batchers.get(orm) ?? new HitBatcher(orm, clock);
+  batchers.set(orm, batcher);
   return class PgRateLimitStore implements FastifyRateLimitStore {
     incr(key: string, callback: PendingHit['callback'], timeWindow: number): void {
       batcher.add({ key, resetAt: new Date(clock().getTime() + timeWindow), callback });
