@@ -94,15 +94,6 @@ export function versionedListingsJson(em: EntityManager, orgId: string, heldVers
 // Files of a version, as the download page serves them and the storage migration copies them.
 
 /** One file of a version as the download page reads it (`created_at` as the connection hands it over). */
-const productLicenseRead = statement<{ license_source: string | null }, { orgId: string; productId: string }>(
-  { license_source: true }, (p) => sql`select license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}`,
-);
-
-/** Where the product's license keys come from (null: none); undefined when the organisation has no such product. */
-export function productLicenseSource(em: EntityManager, orgId: string, productId: string): Promise<{ license_source: string | null } | undefined> {
-  return productLicenseRead.first(em, { orgId, productId });
-}
-
 export interface VersionFileRow {
   id: string;
   name: string;

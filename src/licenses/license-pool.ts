@@ -4,20 +4,12 @@
  * and its run is woken through the outbox, so a crash after the commit loses no wake-up.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotFoundError, ValidationError } from '../domain/errors';
+import { ValidationError } from '../domain/errors';
 import { fulfilSaleWorkflowId } from '../domain/ids';
 import { parsePoolUpload } from '../domain/license-keys';
-import { isUuid } from '../domain/uuid';
 import { enqueueDispatches } from '../services/workflow-outbox';
-import { productLicenseSource } from '../catalogue/catalogue-store';
+import { findProduct } from '../services/products';
 import { addPoolKeys, licenseKeyCounts, waitingPurchase, type ReleasedPurchase } from './license-store';
-
-/** The product of the organisation and where its keys come from; 404 for another organisation's or an unknown id. */
-async function licensedProduct(em: EntityManager, orgId: string, productId: string): Promise<{ source: string | null }> {
-  const product = isUuid(productId) ? await productLicenseSource(em, orgId, productId) : undefined;
-  if (!product) throw new NotFoundError('product not found');
-  return { source: product.license_source };
-}
 
 /** The wake-up of a released purchase's fulfilment run (its workflow id is the run's business key). */
 function wakeOf(released: ReleasedPurchase) {
@@ -30,8 +22,8 @@ function wakeOf(released: ReleasedPurchase) {
 
 /** POST /api/products/{id}/license-keys: adds the text's keys to the pool; the purchases waiting for one get theirs. */
 export async function uploadPoolKeys(em: EntityManager, orgId: string, productId: string, text: string): Promise<{ added: number; duplicates: number }> {
-  const { source } = await licensedProduct(em, orgId, productId);
-  if (source !== 'pool') {
+  const { licenseSource } = await findProduct(em, orgId, productId);
+  if (licenseSource !== 'pool') {
     throw new ValidationError('this product does not take uploaded keys: set its licenseKeys to {"source": "pool"} first');
   }
   const parsed = parsePoolUpload(text);
@@ -46,7 +38,7 @@ export async function uploadPoolKeys(em: EntityManager, orgId: string, productId
 
 /** GET /api/products/{id}/license-keys: free keys in the pool, and keys issued to purchases. */
 export async function poolCounts(em: EntityManager, orgId: string, productId: string): Promise<{ available: number; issued: number }> {
-  await licensedProduct(em, orgId, productId);
+  await findProduct(em, orgId, productId);
   return licenseKeyCounts(em, productId);
 }
 

@@ -12,7 +12,7 @@ import { displayAmount, evidencePurchase } from '../purchases/purchase-store';
 import { linksOfPurchase, newestAccesses, staffActionsOf, type AccessLogKind } from '../purchases/link-store';
 import { orderDeliveryRows } from '../deliveries/delivery-store';
 import { receiptRows, reminderRows, type ReceiptRow } from '../deliveries/mail-ledger-store';
-import { purchaseLicenseState } from '../licenses/license-activations';
+import { purchaseLicenseState, type PurchaseLicenseState } from '../licenses/license-activations';
 
 const ACCESS_KINDS: Record<AccessLogKind, EvidenceRecord['accesses'][number]['kind']> = {
   page_open: 'page open',
@@ -24,7 +24,9 @@ const evidenceEmail = (r: ReceiptRow): EvidenceEmail => ({
   status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject,
 });
 
-export async function purchaseEvidence(em: EntityManager, orgId: string, purchaseId: string, now: Date): Promise<EvidenceRecord> {
+export async function purchaseEvidence(
+  em: EntityManager, orgId: string, purchaseId: string, now: Date, knownLicense?: PurchaseLicenseState,
+): Promise<EvidenceRecord> {
   if (!isUuid(purchaseId)) throw new NotFoundError('purchase not found');
   const purchase = await evidencePurchase(em, orgId, purchaseId);
   if (!purchase) throw new NotFoundError('purchase not found');
@@ -40,7 +42,8 @@ export async function purchaseEvidence(em: EntityManager, orgId: string, purchas
   const links = await linksOfPurchase(em, purchaseId);
   const accesses = await newestAccesses(em, purchaseId, EVIDENCE_ACCESS_ROWS);
   const staffActions = await staffActionsOf(em, purchaseId);
-  const license = await purchaseLicenseState(em, orgId, purchaseId);
+  // The purchase page has read it already.
+  const license = knownLicense ?? await purchaseLicenseState(em, orgId, purchaseId);
   // Every row carries the count of all (a window over the rows before the limit).
   const accessesTotal = accesses.length === 0 ? 0 : Number(accesses[0].total);
 

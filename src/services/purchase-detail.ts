@@ -57,8 +57,8 @@ export async function purchaseDetail(em: EntityManager, viewer: Pick<Principal, 
   const { orgId } = viewer;
   const row = await purchaseDetailRow(em, orgId, purchaseId);
   if (!row) throw new NotFoundError('purchase not found');
-  const evidence = await purchaseEvidence(em, orgId, purchaseId, now);
   const license = await purchaseLicenseState(em, orgId, purchaseId);
+  const evidence = await purchaseEvidence(em, orgId, purchaseId, now, license);
   const { productDownloadLimit, countedFrom, used, reminderDueAt, ...purchase } = row;
   return {
     purchase,

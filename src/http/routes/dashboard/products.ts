@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { PRODUCT_STATUSES } from '../../../domain/statuses';
 import { LICENSE_SOURCES, type LicensePolicy } from '../../../domain/license-keys';
 import { poolCounts } from '../../../licenses/license-pool';
+import { licenseKeyCounts } from '../../../licenses/license-store';
 import {
   createProduct, DownloadLimitInput, getProduct, LicenseKeysInput, listProducts, typedWholeNumber, updateProduct, type ProductListing,
 } from '../../../services/products';
@@ -57,8 +58,9 @@ function licenseKeysOf(body: ProductFormBody): LicensePolicy | undefined {
 }
 
 /** A pool product's key counts; null for a product whose keys are not uploaded. */
-async function poolCountsOf(em: EntityManager, orgId: string, listing: ProductListing) {
-  return listing.product.licenseKeys?.source === 'pool' ? poolCounts(em, orgId, listing.product.id) : null;
+/** The pool's counts of a pool product (the listing is the organisation's: no second check). */
+async function poolCountsOf(em: EntityManager, listing: ProductListing) {
+  return listing.product.licenseKeys?.source === 'pool' ? licenseKeyCounts(em, listing.product.id) : null;
 }
 
 /**
@@ -91,7 +93,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     const listing = await getProduct(em, orgId, request.params.productId);
     const versions = await listVersions(em, orgId, listing.product.id);
     const notices = await noticesOf(em, orgId, listing, versions);
-    const pool = await poolCountsOf(em, orgId, listing);
+    const pool = await poolCountsOf(em, listing);
     return sendPage(reply, productPage(pageContextOf(request), listing, versions, notices, pool, request.query.done));
   });
 
