@@ -49,8 +49,8 @@ export function freshLinkActivities({ orm, mailer, config }: ActivityDeps) {
         { populate: ['product', 'version'], orderBy: { createdAt: 'asc', id: 'asc' } },
       );
       if (purchases.length === 0) return;
-      const keys = await keysOfPurchases(em, purchases.map((p) => p.id));
       await sendOnce(`links:${requestId}:${group.orgId}`, 'links', group.orgId, [customer.email], async () => {
+        const keys = await keysOfPurchases(em, purchases.map((p) => p.id));
         // Committed before the message leaves (not in the send's transaction): a link in an
         // email must already work. A retried send mints new ones; unused links just expire.
         const links = [];

@@ -29,7 +29,7 @@ export function licenseActivities({ orm, mailer, config }: ActivityDeps) {
      */
     async settleLicenseKey(input: { purchaseId: string; productId: string; waiting: boolean }): Promise<{ state: ClaimState; alerts: LicensePoolAlert[] }> {
       const em = orm.em.fork();
-      const state = input.waiting ? (await claimPoolKey(em, input.purchaseId)).state : 'issued';
+      const state = input.waiting ? await claimPoolKey(em, input.purchaseId, input.productId) : 'issued';
       const due = await duePoolAlerts(em, input.productId, state === 'waiting', LOW_POOL_THRESHOLD);
       const alerts: LicensePoolAlert[] = [];
       if (due) {

@@ -38,6 +38,11 @@ export function fulfilLineWorkflowId(line: Pick<FulfilLineDispatch['payload'], '
   return fittedWorkflowId(['fulfil', line.orgId, line.source], line.externalOrderId, [line.productId]);
 }
 
+/** The order key of an API or dashboard sale: its order id, or `sale-{purchaseId}` when it has none. */
+export function saleOrderKey(externalOrderId: string | null, purchaseId: string): string {
+  return externalOrderId ?? `sale-${purchaseId}`;
+}
+
 /** The one run of an API or dashboard sale (`fulfil-sale`): as a line's, with its order key for the order id. */
 export function fulfilSaleWorkflowId(sale: Pick<FulfilSaleDispatch['payload'], 'orgId' | 'source' | 'orderKey' | 'productId'>): string {
   return fittedWorkflowId(['fulfil', sale.orgId, sale.source], sale.orderKey, [sale.productId]);

@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ValidationError } from '../domain/errors';
-import { fulfilSaleWorkflowId } from '../domain/ids';
+import { fulfilSaleWorkflowId, saleOrderKey } from '../domain/ids';
 import { parsePoolUpload } from '../domain/license-keys';
 import { enqueueDispatches } from '../services/workflow-outbox';
 import { findProduct } from '../services/products';
@@ -15,7 +15,7 @@ import { addPoolKeys, licenseKeyCounts, waitingPurchase, type ReleasedPurchase }
 function wakeOf(released: ReleasedPurchase) {
   const payload = {
     orgId: released.organisation_id, source: released.source, productId: released.product_id, purchaseId: released.purchase_id,
-    orderKey: released.external_order_id ?? `sale-${released.purchase_id}`,
+    orderKey: saleOrderKey(released.external_order_id, released.purchase_id),
   };
   return { kind: 'license-issued' as const, workflowId: fulfilSaleWorkflowId(payload), orgId: released.organisation_id, payload };
 }

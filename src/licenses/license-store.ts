@@ -10,7 +10,7 @@
  * that upload or sees its keys.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, type Parameters } from '../db/sql';
+import { sql, statement, trustedSql, type Parameters, type Sql } from '../db/sql';
 import { rearmPoolAlerts } from '../catalogue/catalogue-store';
 import { LOW_POOL_THRESHOLD, type ClaimState } from '../domain/license-keys';
 import type { PurchaseSource } from '../domain/platforms';
@@ -42,11 +42,14 @@ export const issueKeyWithPurchase = (p: Parameters<IssueParams>) => sql`generate
        update license_key k set purchase_id = (select id from new_purchase), issued_at = now()
        from free_key f where k.id = f.id returning k.key)`;
 
+/** The purchases `alias` that want a key and have none yet: waiting for one. */
+const waitingForKey = (alias: string): Sql => trustedSql(`${alias}.license_wanted and not exists (select 1 from license_key k where k.purchase_id = ${alias}.id)`);
+
 /**
  * Whether the purchase (of `purchase_row`, with `license_wanted`) still waits for a key, given the
  * CTEs above: their own inserts are invisible to the rest of the statement.
  */
-export const waitsForKey = sql`(r.license_wanted and not exists (select 1 from license_key k where k.purchase_id = r.id)
+export const waitsForKey = sql`(${waitingForKey('r')}
        and not exists (select 1 from generated_key) and not exists (select 1 from pooled_key))`;
 
 /** The key issued to the purchase `p` (a subquery: one key per purchase at most), null while it has none. */
@@ -70,8 +73,8 @@ const poolLockExclusive = statement<{ locked: unknown }, { productId: string }>(
   { locked: true }, (p) => sql`select pg_advisory_xact_lock(hashtextextended('license-pool:' || ${p.productId}::text, 0)) as locked`,
 );
 
-const claimStatement = statement<{ state: ClaimState; product_id: string }, { purchaseId: string }>(
-  { state: true, product_id: true },
+const claimStatement = statement<{ state: ClaimState }, { purchaseId: string }>(
+  { state: true },
   (p) => sql`with purchase_row as (
        select pu.id, pu.product_id, pu.license_wanted, pu.revoked_at is not null as revoked,
          exists (select 1 from license_key k where k.purchase_id = pu.id) as has_key
@@ -85,29 +88,21 @@ const claimStatement = statement<{ state: ClaimState; product_id: string }, { pu
      select case when not r.license_wanted then 'none'
                  when r.has_key or exists (select 1 from claimed) then 'issued'
                  when r.revoked then 'withdrawn'
-                 else 'waiting' end as state,
-       r.product_id
+                 else 'waiting' end as state
      from purchase_row r`,
 );
 
 /**
- * A purchase that found its product's pool empty: takes the oldest free key now if one came since
- * (under the pool's shared lock, after any upload that was under way). `none`: it needs no key or
- * does not exist; `withdrawn`: revoked while waiting.
+ * A purchase of `productId` that found its pool empty: takes the oldest free key now if one came
+ * since (under the pool's shared lock, after any upload that was under way). `none`: it needs no key
+ * or does not exist; `withdrawn`: revoked while waiting.
  */
-export async function claimPoolKey(em: EntityManager, purchaseId: string): Promise<{ state: ClaimState; productId: string | null }> {
+export async function claimPoolKey(em: EntityManager, purchaseId: string, productId: string): Promise<ClaimState> {
   return em.transactional(async (tx) => {
-    const [purchase] = await purchaseProduct.rows(tx, { purchaseId });
-    if (!purchase) return { state: 'none', productId: null };
-    await poolLockShared.run(tx, { productId: purchase.product_id });
-    const row = await claimStatement.first(tx, { purchaseId });
-    return { state: row?.state ?? 'none', productId: purchase.product_id };
+    await poolLockShared.run(tx, { productId });
+    return (await claimStatement.first(tx, { purchaseId }))?.state ?? 'none';
   });
 }
-
-const purchaseProduct = statement<{ product_id: string }, { purchaseId: string }>(
-  { product_id: true }, (p) => sql`select product_id from purchase where id = ${p.purchaseId}`,
-);
 
 export interface ReleasedPurchase {
   purchase_id: string;
@@ -134,8 +129,7 @@ const releaseToWaiting = statement<ReleasedPurchase, { orgId: string; productId:
        select pu.id, pu.organisation_id, pu.product_id, pu.source, pu.external_order_id,
          row_number() over (order by pu.created_at, pu.id) as n
        from purchase pu
-       where pu.organisation_id = ${p.orgId} and pu.product_id = ${p.productId} and pu.license_wanted and pu.revoked_at is null
-         and not exists (select 1 from license_key k where k.purchase_id = pu.id)),
+       where pu.organisation_id = ${p.orgId} and pu.product_id = ${p.productId} and pu.revoked_at is null and ${waitingForKey('pu')}),
      free as (
        select id, row_number() over (order by created_at, id) as n
        from license_key where product_id = ${p.productId} and purchase_id is null),
@@ -149,7 +143,7 @@ const releaseToWaiting = statement<ReleasedPurchase, { orgId: string; productId:
 const waitingPurchaseRead = statement<ReleasedPurchase, { purchaseId: string }>(
   { purchase_id: true, organisation_id: true, product_id: true, source: true, external_order_id: true },
   (p) => sql`select pu.id as purchase_id, pu.organisation_id, pu.product_id, pu.source, pu.external_order_id from purchase pu
-     where pu.id = ${p.purchaseId} and pu.license_wanted and not exists (select 1 from license_key k where k.purchase_id = pu.id)`,
+     where pu.id = ${p.purchaseId} and ${waitingForKey('pu')}`,
 );
 
 /** The purchase, when it waits for a pool key (its run is parked until woken). */

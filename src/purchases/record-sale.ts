@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { DownloadLinkSettings } from '../domain/download-links';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import type { FulfilmentRequest } from '../domain/fulfilment';
-import { fulfilSaleWorkflowId } from '../domain/ids';
+import { fulfilSaleWorkflowId, saleOrderKey } from '../domain/ids';
 import { issueDownloadLink, type IssuedLink } from '../services/download-links';
 import { enqueueDispatches } from '../services/workflow-outbox';
 import { recordPurchase, type RecordPurchaseRow } from './record-store';
@@ -40,7 +40,7 @@ async function recordPurchaseRetried(tx: EntityManager, input: FulfilmentRequest
 export async function recordSale(em: EntityManager, input: FulfilmentRequest, links: DownloadLinkSettings, now: Date): Promise<RecordedSale> {
   const purchaseKey = randomUUID();
   // A sale without an order id of its own is known by its purchase (workflow id, OrderId attribute).
-  const orderKey = input.externalOrderId ?? `sale-${purchaseKey}`;
+  const orderKey = saleOrderKey(input.externalOrderId, purchaseKey);
   return em.transactional(async (tx) => {
     const row = await recordPurchaseRetried(tx, { ...input, purchaseKey });
     if (!row.purchase_id || !row.purchase_customer_id) {
