@@ -1,7 +1,7 @@
-import { Organisation, User } from '../src/db/entities';
+import { staffEmails } from '../src/events/outbound-events';
 import { pauseReconciliation, raiseHighWaterMark, reconciliationOf, recordRunResult } from '../src/accounts/reconciliation-store';
 import type { Platform } from '../src/domain/platforms';
-import { readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
+import { NO_RESULT, readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
 import { reconcileRefusedMail } from '../src/mail/templates';
 import type { KeyRing } from '../src/security/key-ring';
 import { openCredentials } from '../src/services/reconciliation';
@@ -37,7 +37,7 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       const em = orm.em.fork();
       const row = await reconciliationOf(em, orgId, platform);
       const client = orderListClientOf(platform);
-      if (!row?.enabled || !client) return { kind: 'recorded', result: { pulled: 0, recovered: 0, alreadyKnown: 0, errors: 0 }, nextCursor: null, slowDownMs: 0 };
+      if (!row?.enabled || !client) return { kind: 'recorded', result: NO_RESULT, nextCursor: null, slowDownMs: 0 };
       const page = await client.fetchPage({
         origin: row.api_base_url, credentials: openCredentials(keyRing, row), since, cursor, allowPrivate: config.outbound.allowPrivate,
       });
@@ -68,11 +68,10 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       const paused = await pauseReconciliation(em, { orgId, platform, reason, now: new Date(), savedAt });
       if (!paused) return;
       await schedules.pause(orgId, platform, reason);
-      const org = await em.findOneOrFail(Organisation, orgId);
-      const staff = await em.find(User, { organisation: org, role: { $in: ['owner', 'admin'] } });
-      if (staff.length === 0) return;
-      await sendOnce(`reconcile-refused:${orgId}:${platform}:${paused.paused_at}`, 'alert', orgId, staff.map((u) => u.email), async () => reconcileRefusedMail({
-        orgName: org.name, platform, reason, settingsUrl: `${config.baseUrl}/settings/integrations`,
+      const staff = await staffEmails(em, orgId);
+      if (staff.emails.length === 0) return;
+      await sendOnce(`reconcile-refused:${orgId}:${platform}:${paused.paused_at}`, 'alert', orgId, staff.emails, async () => reconcileRefusedMail({
+        orgName: staff.orgName, platform, reason, settingsUrl: `${config.baseUrl}/settings/integrations`,
       }));
     },
 

@@ -149,7 +149,7 @@ export async function configureReconciliation(
     : originKept(client, stored && { origin: stored.api_base_url, credentials: openCredentials(deps.keyRing, stored) }, credentials);
   if (origin === null) throw new ValidationError(`apiBaseUrl is required for ${platform}`);
   await saveReconciliation(em, { orgId, platform, enabled, apiBaseUrl: origin, credentials: sealSecret(deps.keyRing, JSON.stringify(credentials)), now: deps.now });
-  if (enabled) await deps.schedules.upsert(orgId, platform, null);
+  if (enabled) await deps.schedules.upsert(orgId, platform);
   else await deps.schedules.remove(orgId, platform);
   return reconciliationSettings(em, deps, orgId, platform);
 }

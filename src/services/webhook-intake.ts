@@ -260,10 +260,11 @@ export async function countOversizedBody(deps: Pick<IntakeDeps, 'orm' | 'clock'>
 }
 
 /**
- * A run records what it found whatever the outbox holds: nobody retries it for the organisation the
- * way a platform retries a refused webhook, and one page is bounded.
+ * A run records what it found whatever the outbox holds (nobody retries it for the organisation the
+ * way a platform retries a refused webhook, and one page is bounded), so the candidate's
+ * `backlog_full` is not read: the smallest cap makes its check stop at the first outbox row.
  */
-const UNCAPPED_BACKLOG = 2 ** 31 - 1;
+const BACKLOG_NOT_READ = 1;
 
 /** What recording one page of pulled orders found (decisions §15). */
 export interface PulledOrdersOutcome {
@@ -294,7 +295,7 @@ export async function recordPulledOrders(
   const outcome = { recovered: unknown.length, alreadyKnown: readable.length - unknown.length, unreadable: paid.length - readable.length };
   if (unknown.length === 0) return outcome;
   const skus = skusOf({ kind: 'orders', orders: unknown });
-  const [row] = await candidateByOrganisation(em, { skus, backlogCap: UNCAPPED_BACKLOG, platform }, orgId);
+  const [row] = await candidateByOrganisation(em, { skus, backlogCap: BACKLOG_NOT_READ, platform }, orgId);
   if (row === undefined) throw new NotFoundError('organisation not found');
   const org = { orgId, subscriptionExpiresOn: row.subscription_expires_on };
   const plan = planIntake(org, platform, unknown, [], matchesOf(row.matches), now);

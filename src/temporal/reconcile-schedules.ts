@@ -39,8 +39,8 @@ export class ReconcileSchedules {
     };
   }
 
-  /** Creates the schedule, or brings an existing one to the current interval and state. */
-  async upsert(orgId: string, platform: Platform, paused: { note: string } | null): Promise<void> {
+  /** Creates the schedule running, or brings an existing one to the current interval and running again (credentials were saved). */
+  async upsert(orgId: string, platform: Platform): Promise<void> {
     const scheduleId = reconcileScheduleId(orgId, platform);
     const spec = { intervals: [{ every: this.policy.intervalMs }] };
     const action = this.action(orgId, platform);
@@ -48,7 +48,7 @@ export class ReconcileSchedules {
       await this.client.schedule.create({
         scheduleId, spec, action,
         policies: { overlap: ScheduleOverlapPolicy.SKIP },
-        state: paused ? { paused: true, note: paused.note } : { paused: false },
+        state: { paused: false },
       });
       return;
     } catch (error) {
@@ -56,8 +56,7 @@ export class ReconcileSchedules {
     }
     const handle = this.client.schedule.getHandle(scheduleId);
     await handle.update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
-    if (paused) await handle.pause(paused.note);
-    else await handle.unpause('credentials saved');
+    await handle.unpause('credentials saved');
   }
 
   async pause(orgId: string, platform: Platform, note: string): Promise<void> {

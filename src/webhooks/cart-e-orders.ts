@@ -7,10 +7,10 @@
  * is honoured. Each sale is mapped by the adapter's own `cartESaleOrder`.
  */
 import { z } from 'zod';
-import { WebhookParseError, type NormalizedOrder } from './adapter';
+import type { NormalizedOrder } from './adapter';
 import { cartESaleOrder } from './cart-e';
-import { firstText, isObject, requireArray, requireId, requireObject, text, type JsonObject } from './fields';
-import { getJson, notAPage, OrderListError, type ListedOrder, type OrderListClient, type OrderListPage } from './order-list';
+import { firstText, isObject, requireArray, requireId, text, type JsonObject } from './fields';
+import { getJson, listedOrder, notAPage, OrderListError, type OrderListClient, type OrderListPage } from './order-list';
 
 const CredentialsSchema = z.object({
   accessToken: z.string().min(1).max(500).describe('cart-e: an access token of your application, granted view_sales only'),
@@ -34,17 +34,6 @@ function saleOrder(sale: JsonObject): NormalizedOrder {
   });
 }
 
-function listedOrder(value: unknown, index: number): ListedOrder {
-  // Sales carry no modification time; `after` filters by creation, so that is the change time.
-  const changedAt = isObject(value) ? text(value.created_at) : null;
-  try {
-    return { order: saleOrder(requireObject(value, `sales[${index}]`)), changedAt };
-  } catch (error) {
-    if (error instanceof WebhookParseError) return { order: { unreadable: error.message }, changedAt };
-    throw error;
-  }
-}
-
 export const cartEOrders: OrderListClient<CartECredentials> = {
   platform: 'cart-e',
   credentials: CredentialsSchema,
@@ -66,6 +55,6 @@ export const cartEOrders: OrderListClient<CartECredentials> = {
     } catch {
       throw new OrderListError('the sales list has no sales array');
     }
-    return { kind: 'page', orders: sales.map(listedOrder), nextCursor: text(answer.body.next_page_key), slowDownMs: 0 };
+    return { kind: 'page', orders: sales.map((sale, i) => listedOrder(sale, `sales[${i}]`, saleOrder, (o) => text(o.created_at))), nextCursor: text(answer.body.next_page_key), slowDownMs: 0 };
   },
 };

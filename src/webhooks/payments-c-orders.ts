@@ -9,9 +9,8 @@
  * session's `metadata.org_id` routes nothing here.
  */
 import { z } from 'zod';
-import { WebhookParseError } from './adapter';
-import { isObject, requireArray, requireObject, text } from './fields';
-import { getJson, notAPage, OrderListError, type ListedOrder, type OrderListClient, type OrderListPage } from './order-list';
+import { isObject, requireArray, text, type JsonObject } from './fields';
+import { getJson, listedOrder, notAPage, OrderListError, type OrderListClient, type OrderListPage } from './order-list';
 import { paymentsCSessionOrder } from './payments-c';
 
 /** Of the platform's 1 to 100: expanded line items make each session heavier. */
@@ -23,21 +22,10 @@ const CredentialsSchema = z.object({
 });
 export type PaymentsCCredentials = z.infer<typeof CredentialsSchema>;
 
-/** `created` (unix seconds) as ISO time, or null. */
-function createdAt(session: unknown): string | null {
-  const created = isObject(session) ? session.created : undefined;
+/** `created` (unix seconds) as ISO time, or null: sessions carry no modification time, and `created[gte]` filters by creation. */
+function createdAt(session: JsonObject): string | null {
+  const created = session.created;
   return typeof created === 'number' && Number.isSafeInteger(created) ? new Date(created * 1000).toISOString() : null;
-}
-
-function listedOrder(value: unknown, index: number): ListedOrder {
-  // Sessions carry no modification time; `created[gte]` filters by creation, so that is the change time.
-  const changedAt = createdAt(value);
-  try {
-    return { order: paymentsCSessionOrder(requireObject(value, `data[${index}]`), `data[${index}]`), changedAt };
-  } catch (error) {
-    if (error instanceof WebhookParseError) return { order: { unreadable: error.message }, changedAt };
-    throw error;
-  }
 }
 
 export const paymentsCOrders: OrderListClient<PaymentsCCredentials> = {
@@ -64,6 +52,6 @@ export const paymentsCOrders: OrderListClient<PaymentsCCredentials> = {
     }
     const last = sessions.length > 0 ? sessions[sessions.length - 1] : undefined;
     const nextCursor = answer.body.has_more === true && isObject(last) ? text(last.id) : null;
-    return { kind: 'page', orders: sessions.map(listedOrder), nextCursor, slowDownMs: 0 };
+    return { kind: 'page', orders: sessions.map((session, i) => listedOrder(session, `data[${i}]`, (o) => paymentsCSessionOrder(o, `data[${i}]`), createdAt)), nextCursor, slowDownMs: 0 };
   },
 };
