@@ -1,6 +1,6 @@
 import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
 import type { FulfilmentInput } from '../domain/fulfilment';
-import { NamespaceNotFoundError, WorkflowNotFoundError, type Priority, type SearchAttributePair } from '@temporalio/common';
+import { NamespaceNotFoundError, WorkflowNotFoundError, type Priority, type SearchAttributePair, type SignalDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import type { KeyRing } from '../security/key-ring';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
@@ -61,6 +61,9 @@ export function dispatchFailureKind(error: unknown): DispatchFailureKind {
   if (grpc.code === GRPC_INVALID_ARGUMENT) return 'permanent';
   return UNREACHABLE_CODES.has(grpc.code) ? 'unreachable' : 'refused';
 }
+
+/** A run there is one of per workflow id, ever (a reminder, a version's notices). */
+const ONE_RUN_EVER = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: 'REJECT_DUPLICATE' } as const;
 
 /**
  * Task Queue Priority (1 first, 5 last; the engine's default is 3): what a person waits for on a page
@@ -162,6 +165,24 @@ export class WorkflowStarter {
     }
   }
 
+  /** Runs `start` of a run there is one of ever: one open or done already is left as it is. */
+  private async startOnce(start: () => Promise<unknown>): Promise<void> {
+    try {
+      await start();
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  /** Signals the run of `workflowId` if it is open; a run that ended, or has not started, needs nothing. */
+  private async signalIfOpen(deadline: number, workflowId: string, signal: SignalDefinition): Promise<void> {
+    try {
+      await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(signal));
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+
   /**
    * Carries out one outbox row: starts or joins the run its workflow id names. Safe to repeat: a
    * fulfilment run already open is joined (the item is attached once), an alert or fresh-links run
@@ -242,49 +263,23 @@ export class WorkflowStarter {
       case 'license-issued':
         // The run waits for this signal; a run that has ended (or not yet started: it finds the
         // key itself when it records the purchase) needs nothing.
-        try {
-          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(licenseKeyIssued));
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-        }
+        await this.signalIfOpen(deadline, workflowId, licenseKeyIssued);
         return;
       case 'buyer-reminder':
         // One run per purchase, ever: a repeated dispatch (a receipt re-sent) finds it open or done and starts nothing.
-        try {
-          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof buyerReminder>('buyerReminder', {
-            workflowId,
-            taskQueue: this.taskQueue,
-            priority,
-            args: [{ ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs }],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          }));
-        } catch (error) {
-          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-        }
+        await this.startOnce(() => this.client.withDeadline(deadline, () => this.client.workflow.start<typeof buyerReminder>('buyerReminder', {
+          ...ONE_RUN_EVER, workflowId, taskQueue: this.taskQueue, priority, args: [{ ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs }],
+        })));
         return;
       case 'transfer-completed':
         // A run that has ended (or not yet started: its activity finds the transfer) needs nothing.
-        try {
-          await this.client.withDeadline(deadline, () => this.client.workflow.getHandle(workflowId).signal(transferCompleted));
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-        }
+        await this.signalIfOpen(deadline, workflowId, transferCompleted);
         return;
       case 'notify-buyers':
         // One run (chain) per version, ever: a repeated dispatch finds it open or done and starts nothing.
-        try {
-          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof versionNotification>('versionNotification', {
-            workflowId,
-            taskQueue: this.taskQueue,
-            priority,
-            args: [request.payload],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          }));
-        } catch (error) {
-          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-        }
+        await this.startOnce(() => this.client.withDeadline(deadline, () => this.client.workflow.start<typeof versionNotification>('versionNotification', {
+          ...ONE_RUN_EVER, workflowId, taskQueue: this.taskQueue, priority, args: [request.payload],
+        })));
         return;
     }
   }
