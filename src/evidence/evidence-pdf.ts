@@ -1,8 +1,7 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type PDFKitDocument from 'pdfkit';
 import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceEmail, type EvidenceRecord } from '../domain/evidence';
-import { BusyError } from '../domain/errors';
+import { runWorkerTask } from '../threads/worker-task';
 
 /**
  * The dispute evidence record rendered as a PDF a person reads (decisions §11): A4, pdfkit's
@@ -15,43 +14,13 @@ import { BusyError } from '../domain/errors';
 /** Longer than any record of EVIDENCE_ACCESS_ROWS accesses takes; past it the worker is ended and the request answered 503. */
 export const EVIDENCE_PDF_TIMEOUT_MS = 20_000;
 
-/** The worker's entry beside this file: `.js` in the build, `.ts` when run from the sources (ts-jest). */
-const WORKER_FILE = path.join(__dirname, `evidence-pdf-worker${path.extname(__filename)}`);
-
-/**
- * Node 20 cannot load TypeScript: from the sources, the worker compiles what it requires with the
- * typescript package (a dev dependency, present wherever the sources run) before loading its entry.
- */
-function typeScriptWorkerSource(): string {
-  return `
-    const fs = require('node:fs');
-    const ts = require(${JSON.stringify(require.resolve('typescript'))});
-    require.extensions['.ts'] = (module, filename) => {
-      const source = fs.readFileSync(filename, 'utf8');
-      const options = { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true };
-      module._compile(ts.transpileModule(source, { fileName: filename, compilerOptions: options }).outputText, filename);
-    };
-    require(${JSON.stringify(WORKER_FILE)});`;
-}
-
-/** Renders the record in a worker thread; rejects with a 503 when it takes longer than `timeoutMs` (the worker is ended). */
-export function renderEvidencePdf(record: EvidenceRecord, timeoutMs = EVIDENCE_PDF_TIMEOUT_MS): Promise<Buffer> {
-  const worker = WORKER_FILE.endsWith('.ts')
-    ? new Worker(typeScriptWorkerSource(), { eval: true, workerData: record })
-    : new Worker(WORKER_FILE, { workerData: record });
-  return new Promise<Buffer>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new BusyError('the evidence PDF took too long to draw; the JSON record has the same facts'));
-      void worker.terminate();
-    }, timeoutMs);
-    // Whichever comes first settles the promise; the others change nothing.
-    worker.once('message', (pdf: Uint8Array) => resolve(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength)));
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the evidence PDF worker stopped (exit code ${code}) without a PDF`));
-    });
+/** Renders the record in a worker thread (evidence-pdf-worker.ts); a 503 when it takes longer than `timeoutMs`. */
+export async function renderEvidencePdf(record: EvidenceRecord, timeoutMs = EVIDENCE_PDF_TIMEOUT_MS): Promise<Buffer> {
+  const pdf = await runWorkerTask<EvidenceRecord, Uint8Array>({
+    entry: path.join(__dirname, 'evidence-pdf-worker'), input: record, timeoutMs,
+    tooLong: 'the evidence PDF took too long to draw; the JSON record has the same facts',
   });
+  return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
 }
 
 type Doc = PDFKit.PDFDocument;
