@@ -16,12 +16,10 @@
  * The file is random bytes written under the harness's temporary data folder (outside the
  * repository) and removed at the end. BENCH_DOWNLOAD_MIB (default 1024) sets its size,
  * BENCH_ROUNDS (default 6) how many transfers of each are measured after a warm-up, in alternating order.
- * The client is a child process, so it does not share the servers' event loop.
+ * The client is a child process (bench/lib/transfer.ts), so it does not share the servers' event loop.
  */
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -36,7 +34,8 @@ import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
 import { seedPurchase } from '../../test/helpers/download-links';
 import { startBenchWorld } from '../lib/world';
 import { median } from '../lib/load';
-import { exitOnFailure, runBenchmark } from '../lib/run';
+import { runBenchmark } from '../lib/run';
+import { transfer, type Transfer } from '../lib/transfer';
 
 const MIB = 1024 * 1024;
 const SIZE = Number(process.env.BENCH_DOWNLOAD_MIB ?? 1024) * MIB;
@@ -45,12 +44,6 @@ const TARGET_RATIO = 0.8;
 const CHUNK = 4 * MIB;
 const STORAGE = process.env.BENCH_STORAGE === 's3' ? 's3' : 'local';
 
-interface Transfer {
-  bytes: number;
-  ms: number;
-  status: number;
-}
-
 interface Measured extends Transfer {
   mbPerSecond: number;
   /** CPU time of this (server) process during the transfer: robust when the machine is busy. */
@@ -58,28 +51,6 @@ interface Measured extends Transfer {
   rssStartMb: number;
   rssMaxMb: number;
   rssGrowthMb: number;
-}
-
-/** Client mode (a child process): one GET, the body counted and dropped. */
-function runClient(url: string): void {
-  const started = process.hrtime.bigint();
-  http.get(url, (res) => {
-    let bytes = 0;
-    res.on('data', (chunk: Buffer) => { bytes += chunk.length; });
-    res.on('end', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      process.send!({ bytes, ms, status: res.statusCode ?? 0 } satisfies Transfer, () => process.exit(0));
-    });
-  }).on('error', exitOnFailure);
-}
-
-function transfer(url: string): Promise<Transfer> {
-  if (new URL(url).hostname !== '127.0.0.1') throw new Error('benchmarks send traffic to 127.0.0.1 only');
-  return new Promise((resolve, reject) => {
-    const child = fork(__filename, ['client', url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('message', (message) => resolve(message as Transfer));
-    child.once('exit', (code) => { if (code !== 0) reject(new Error(`client exited with ${code}`)); });
-  });
 }
 
 const mb = (bytes: number) => Math.round((bytes / 1e6) * 10) / 10;
@@ -191,8 +162,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'client') {
-  runClient(process.argv[3]);
-} else {
-  runBenchmark(main);
-}
+runBenchmark(main);
