@@ -14,6 +14,7 @@ const BENCHMARKS = [
   'webhooks/tenant-fairness-bench.js',
   'webhooks/outbound-events-bench.js',
   'downloads/download-bench.js',
+  'downloads/stamp-bench.js',
 ];
 
 let failed = 0;

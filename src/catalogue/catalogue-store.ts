@@ -26,6 +26,7 @@ const listingJsonSql = (skuFilter: Sql, productFilter: Sql, aggregate: (listing:
       'downloadLimit', p.download_limit,
       'licenseKeys', case when p.license_source is null then null
         else json_build_object('source', p.license_source, 'activationLimit', p.license_activation_limit) end,
+      'stampPdfs', p.stamp_pdfs,
       'createdAt', ${isoUtc('p.created_at')}, 'updatedAt', ${isoUtc('p.updated_at')}),
     'activeVersion', case when v.id is null then null
       else json_build_object('id', v.id, 'productId', p.id, 'version', v.version, 'status', v.status) end)`)}::text as listing
@@ -127,6 +128,17 @@ export function versionFiles(em: EntityManager, versionId: string): Promise<Vers
 /** One file of the version, only if that version is of the organisation's product. */
 export function organisationVersionFile(em: EntityManager, orgId: string, versionId: string, fileId: string): Promise<VersionFileRow | undefined> {
   return organisationVersionFileRead.first(em, { fileId, versionId, orgId });
+}
+
+const productFilesRead = statement<VersionFileRow, { productId: string }>(
+  { id: true, name: true, size: true, sha256: true, storage_key: true, content_type: true, created_at: true },
+  (p) => sql`select ${versionFileColumns} from version_file f join product_version v on v.id = f.version_id
+     where v.product_id = ${p.productId} order by v.created_at, f.name, f.created_at`,
+);
+
+/** Every file of every version of the product, oldest version first. */
+export function productFiles(em: EntityManager, productId: string): Promise<VersionFileRow[]> {
+  return productFilesRead.rows(em, { productId });
 }
 
 /** A file as the storage migration copies and checks it. */

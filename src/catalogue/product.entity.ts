@@ -9,7 +9,7 @@ import { ProductVersion } from './product-version.entity';
 @Unique({ properties: ['organisation', 'slug'] })
 export class Product {
   [OptionalProps]?: 'createdAt' | 'updatedAt' | 'status' | 'description' | 'activeVersion' | 'downloadLimit' | 'licenseSource'
-    | 'licenseActivationLimit' | 'licenseLowWarned' | 'licenseDryAlerted';
+    | 'licenseActivationLimit' | 'licenseLowWarned' | 'licenseDryAlerted' | 'stampPdfs';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -51,6 +51,10 @@ export class Product {
   /** The empty-pool alert went out and no key has been added since. */
   @Property({ type: 'boolean' })
   licenseDryAlerted: boolean = false;
+
+  /** Its PDFs are served to each buyer stamped with their address and order (decisions §16). */
+  @Property({ type: 'boolean' })
+  stampPdfs: boolean = false;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

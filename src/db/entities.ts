@@ -19,6 +19,7 @@ import { Purchase } from '../purchases/purchase.entity';
 import { RateLimitCounter } from '../accounts/rate-limit-counter.entity';
 import { RevocationNotice } from '../purchases/revocation-notice.entity';
 import { SentEmail } from '../deliveries/sent-email.entity';
+import { StampedCopy } from '../downloads/stamped-copy.entity';
 import { SignatureNonce } from '../deliveries/signature-nonce.entity';
 import { UnmatchedSku } from '../deliveries/unmatched-sku.entity';
 import { User } from '../accounts/user.entity';
@@ -32,12 +33,12 @@ import { WorkflowDispatch } from '../outbox/workflow-dispatch.entity';
 
 export {
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, IntegrationReconciliation, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, StampedCopy, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 };
 
 export const ENTITIES = [
   ActivityLogEntry, Customer, DownloadCoverage, DownloadToken, Integration, IntegrationHealth, IntegrationReconciliation, LicenseActivation, LicenseKey, Organisation, OutboundAttempt, OutboundDelivery, OutboundEndpointLease, OutboundEvent, Product, ProductSku,
-  ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, UnmatchedSku, User, UserSession, VersionFile,
+  ProductVersion, Purchase, RateLimitCounter, RevocationNotice, SentEmail, SignatureNonce, StampedCopy, UnmatchedSku, User, UserSession, VersionFile,
   VersionNotification, WebhookDelivery, WebhookDeliveryItem, WebhookEndpoint, WorkflowDispatch,
 ];

@@ -22,6 +22,8 @@ export interface ApiMetrics {
   downloadsCompleted: Counter;
   /** Bytes of file responses that went out whole. */
   downloadBytes: Counter;
+  /** Stamped PDF copies made (decisions §16): one per (purchase, file), however many asked at once. */
+  pdfCopiesStamped: Counter;
   /** The outbox backlog, read at most once per BACKLOG_MAX_AGE_MS (see there). */
   outboxBacklog: () => Promise<OutboxBacklog>;
 }
@@ -109,6 +111,7 @@ export async function registerMetrics(app: FastifyInstance, orm: Orm, clock: () 
     downloadsStarted: counter('delivery_downloads_started_total', 'File responses that began sending bytes'),
     downloadsCompleted: counter('delivery_downloads_completed_total', 'Completed transfers counted in the downloads ledger'),
     downloadBytes: counter('delivery_download_bytes_total', 'Bytes of file responses that went out whole'),
+    pdfCopiesStamped: counter('delivery_pdf_copies_stamped_total', 'Stamped PDF copies made, one per purchase and file'),
     outboxBacklog: readBacklog,
   };
 }

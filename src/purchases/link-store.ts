@@ -61,18 +61,20 @@ export interface LinkRow {
   downloads_used: string | number;
   support_email: string | null;
   license_key: string | null;
+  /** The product's PDFs are stamped for each buyer (decisions §16). */
+  stamp_pdfs: boolean;
 }
 
 const linkRead = statement<LinkRow, { tokenHash: string }>(
   {
     token_id: true, expires_at: true, used_at: true, purchase_id: true, org_id: true, version_id: true, org_name: true,
     product_name: true, version_label: true, revoked: true, download_limit: true, downloads_used: true, support_email: true,
-    license_key: true,
+    license_key: true, stamp_pdfs: true,
   },
   (p) => sql`select t.id as token_id, t.expires_at, t.used_at, p.id as purchase_id, p.organisation_id as org_id,
        v.id as version_id, o.name as org_name, pr.name as product_name, v.version as version_label,
        p.revoked_at is not null as revoked, coalesce(p.download_limit, pr.download_limit) as download_limit,
-       o.support_email, ${KEY_OF_PURCHASE} as license_key,
+       o.support_email, ${KEY_OF_PURCHASE} as license_key, pr.stamp_pdfs,
        case when coalesce(p.download_limit, pr.download_limit) is null then 0 else ${COUNTED_TRANSFERS} end as downloads_used
      from download_token t
      join purchase p on p.id = t.purchase_id

@@ -242,14 +242,22 @@ export async function purchaseDetailRow(em: EntityManager, orgId: string, purcha
   };
 }
 
-const purchaseEmailRead = statement<{ email: string; revoked: boolean }, { orgId: string; purchaseId: string }>(
-  { email: true, revoked: true },
-  (p) => sql`select c.email, p.revoked_at is not null as revoked from purchase p join customer c on c.id = p.customer_id
+/** Whom a purchase is for: its email and platform order id (null for a sale entered without one). */
+export interface PurchaseBuyer {
+  email: string;
+  revoked: boolean;
+  orderId: string | null;
+}
+
+const purchaseEmailRead = statement<PurchaseBuyer, { orgId: string; purchaseId: string }>(
+  { email: true, revoked: true, orderId: true },
+  (p) => sql`select c.email, p.revoked_at is not null as revoked, p.external_order_id as "orderId"
+     from purchase p join customer c on c.id = p.customer_id
      where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
 );
 
 /** The email a purchase of this organisation was made with, or null when there is no such purchase. */
-export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<{ email: string; revoked: boolean } | null> {
+export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseBuyer | null> {
   if (!isUuid(purchaseId)) return null;
   return (await purchaseEmailRead.first(em, { orgId, purchaseId })) ?? null;
 }

@@ -35,6 +35,8 @@ export interface DownloadLink {
   supportEmail: string | null;
   /** The purchase's license key (decisions §14); null when it has none. */
   licenseKey: string | null;
+  /** Its PDFs are served stamped for the buyer (decisions §16). */
+  stampPdfs: boolean;
 }
 
 export interface DownloadFile {
@@ -89,6 +91,7 @@ export async function findDownloadLink(em: EntityManager, token: string, now: Da
     allowance: { allowed: row.download_limit, used: Number(row.downloads_used) },
     supportEmail: row.support_email,
     licenseKey: row.license_key,
+    stampPdfs: row.stamp_pdfs,
   };
 }
 

@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Product, ProductSku, ProductVersion } from '../db/entities';
-import { productListingJson, productListingsJson } from '../catalogue/catalogue-store';
+import { productFiles, productListingJson, productListingsJson } from '../catalogue/catalogue-store';
+import type { FileStorage } from '../storage/file-storage';
+import { assertStampableFile } from './stamped-copies';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { normaliseSku } from '../domain/ids';
 import { normaliseSlug } from '../domain/slug';
@@ -40,6 +42,7 @@ export const ProductSchema = z.object({
   skus: z.array(z.string()).describe('extra SKUs (normalised: trimmed, lower-case) that map to this product'),
   downloadLimit: z.number().int().nullable().describe('completed file transfers allowed per purchase (decisions §10); null = unlimited'),
   licenseKeys: LicenseKeysSchema,
+  stampPdfs: z.boolean().describe('its PDFs are served to each buyer stamped with their email and order (decisions §16)'),
   createdAt: z.string().describe('ISO 8601'),
   updatedAt: z.string().describe('ISO 8601'),
 });
@@ -73,6 +76,7 @@ export const DownloadLimitInput = z.preprocess(
     .min(1, 'downloadLimit must be at least 1').max(1_000_000, 'downloadLimit must be at most 1000000').nullable(),
 );
 
+const StampPdfsInput = z.boolean({ error: 'stampPdfs must be true or false' });
 
 const SkusInput = z
   .array(boundedText(FIELD_LIMITS.productSku))
@@ -90,6 +94,7 @@ export const CreateProductSchema = z.object({
   skus: SkusInput.optional(),
   downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null or absent = unlimited'),
   licenseKeys: LicenseKeysInput.optional().describe('license keys issued with each purchase (decisions §14); null or absent = none'),
+  stampPdfs: StampPdfsInput.optional().describe('stamp its PDFs for each buyer (decisions §16); absent = false'),
 });
 export type CreateProductInput = z.infer<typeof CreateProductSchema>;
 
@@ -103,6 +108,8 @@ export const UpdateProductSchema = z.object({
   activeVersionId: boundedText(FIELD_LIMITS.id).nullable().optional().describe('a ready version of this product; null clears it'),
   downloadLimit: DownloadLimitInput.optional().describe('completed file transfers allowed per purchase; null = unlimited'),
   licenseKeys: LicenseKeysInput.optional().describe('license keys issued with each purchase (decisions §14); null = none'),
+  stampPdfs: StampPdfsInput.optional().describe('stamp its PDFs for each buyer (decisions §16); turning it on checks the PDFs already '
+    + 'uploaded: one that cannot be stamped (encrypted, unreadable) is 422 naming it'),
 });
 export type UpdateProductInput = z.infer<typeof UpdateProductSchema>;
 
@@ -201,6 +208,7 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
     const product = tx.create(Product, {
       organisation: orgId, name, slug, description: input.description ?? '', downloadLimit: input.downloadLimit ?? null,
       licenseSource: input.licenseKeys?.source ?? null, licenseActivationLimit: input.licenseKeys?.activationLimit ?? null,
+      stampPdfs: input.stampPdfs ?? false,
     });
     await syncSkus(tx, product, extras, []);
     return product.id;
@@ -216,6 +224,7 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
  */
 export async function updateProduct(
   em: EntityManager,
+  storage: FileStorage,
   editor: Pick<Principal, 'orgId' | 'role'>,
   productId: string,
   patch: UpdateProductInput,
@@ -224,9 +233,12 @@ export async function updateProduct(
   const name = patch.name === undefined ? undefined : requiredName(patch.name);
   const slug = patch.slug === undefined ? undefined : slugOf(patch.slug);
 
+  if (patch.stampPdfs === true) await assertProductStampable(em, storage, orgId, productId);
+
   await em.transactional(async (tx) => {
     const product = await findProduct(tx, orgId, productId);
     if (name !== undefined) product.name = name;
+    if (patch.stampPdfs !== undefined) product.stampPdfs = patch.stampPdfs;
     if (patch.description !== undefined) product.description = patch.description;
     if (patch.status !== undefined) product.status = patch.status;
     if (patch.downloadLimit !== undefined && patch.downloadLimit !== product.downloadLimit) {
@@ -254,6 +266,18 @@ export async function updateProduct(
     product.updatedAt = new Date();
   });
   return (await getProduct(em, orgId, productId)).product;
+}
+
+/**
+ * Turning stamping on: every PDF the product already has must be one that can be stamped (a
+ * product that already stamps was checked as each was uploaded).
+ */
+async function assertProductStampable(em: EntityManager, storage: FileStorage, orgId: string, productId: string): Promise<void> {
+  const product = await findProduct(em, orgId, productId);
+  if (product.stampPdfs) return;
+  for (const file of await productFiles(em, product.id)) {
+    await assertStampableFile(storage, { name: file.name, contentType: file.content_type, storageKey: file.storage_key, size: Number(file.size) });
+  }
 }
 
 /** activeVersionId must name a ready version of this very product (else 400); null clears it. */

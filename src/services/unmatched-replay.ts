@@ -19,6 +19,7 @@ import { isEmailAddress } from '../domain/email';
 import type { HeldLine } from '../domain/held-line';
 import { fulfilLineWorkflowId, normaliseSku } from '../domain/ids';
 import { getProduct, updateProduct } from './products';
+import type { FileStorage } from '../storage/file-storage';
 import { enqueueDispatches } from './workflow-outbox';
 
 export const HeldSaleSchema = z.object({
@@ -89,12 +90,12 @@ export async function heldSales(em: EntityManager, orgId: string, rawSku: string
  * Maps an SKU to a product (adds it to the product's extra SKUs; one that maps to another product
  * is 409) and answers the sales it held back. Mapping twice to the same product changes nothing.
  */
-export async function mapUnmatchedSku(em: EntityManager, editor: Pick<Principal, 'orgId' | 'role'>, rawSku: string, productId: string): Promise<HeldSales> {
+export async function mapUnmatchedSku(em: EntityManager, storage: FileStorage, editor: Pick<Principal, 'orgId' | 'role'>, rawSku: string, productId: string): Promise<HeldSales> {
   const { orgId } = editor;
   const sku = skuOf(rawSku);
   const { product } = await getProduct(em, orgId, productId);
   if (!product.skus.includes(normaliseSku(sku)) && product.slug !== normaliseSku(sku)) {
-    await updateProduct(em, editor, productId, { skus: [...product.skus, sku] });
+    await updateProduct(em, storage, editor, productId, { skus: [...product.skus, sku] });
   }
   return heldSales(em, orgId, sku);
 }

@@ -7,6 +7,7 @@ import { ConflictError, PayloadTooLargeError, ValidationError } from '../domain/
 import { VERSION_STATUSES } from '../domain/statuses';
 import { ObjectTooLargeError, type FileStorage } from '../storage/file-storage';
 import { findProduct } from './products';
+import { assertStampableFile } from './stamped-copies';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shape (decisions §3)
@@ -114,8 +115,9 @@ async function assertLabelFree(em: EntityManager, productId: string, label: stri
 /**
  * POST /api/products/{productId}/versions. Each file part streams straight into storage (SHA-256
  * computed on the way, nothing buffered); the `version` field may come before or after the files,
- * so the rows are written in one transaction at the end. Any failure (413, 400, 409, a client that
- * goes away) deletes the files stored so far: no rows and no files are left behind.
+ * so the rows are written in one transaction at the end. Any failure (413, 400, 409, a PDF a product
+ * that stamps could not stamp (422), a client that goes away) deletes the files stored so far: no
+ * rows and no files are left behind.
  */
 export async function uploadVersion(em: EntityManager, storage: FileStorage, upload: VersionUpload): Promise<VersionJson> {
   const product = await findProduct(em, upload.orgId, upload.productId);
@@ -158,6 +160,8 @@ export async function uploadVersion(em: EntityManager, storage: FileStorage, upl
       if (part.file.truncated) throw new PayloadTooLargeError(`a file exceeds the upload limit of ${upload.maxFileBytes} bytes`);
       received += put.size;
       Object.assign(entry, put);
+      // A product that stamps never gets a PDF its downloads could not stamp (decisions §16).
+      if (product.stampPdfs) await assertStampableFile(storage, entry);
     }
 
     const label = versionLabelOf(fields.version);

@@ -12,6 +12,8 @@ export interface TextItem {
 export interface ParsedPdf {
   numpages: number;
   text: string;
+  /** Each page's text, in page order. */
+  pages: string[];
   info: Record<string, unknown>;
   /** Every run of text with its position, for layout checks. */
   items: TextItem[];

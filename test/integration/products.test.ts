@@ -95,7 +95,7 @@ describe('GET /api/products', () => {
     const [first, second] = list;
     expect(Object.keys(first).sort()).toEqual(['activeVersion', 'product']);
     expect(Object.keys(first.product).sort()).toEqual([
-      'activeVersionId', 'createdAt', 'description', 'downloadLimit', 'id', 'licenseKeys', 'name', 'orgId', 'skus', 'slug', 'status', 'updatedAt',
+      'activeVersionId', 'createdAt', 'description', 'downloadLimit', 'id', 'licenseKeys', 'name', 'orgId', 'skus', 'slug', 'stampPdfs', 'status', 'updatedAt',
     ]);
     expect(first.product).toMatchObject({
       id: live.productId, orgId: org.orgId, name: 'Live one', status: 'published',
@@ -195,7 +195,7 @@ describe('POST /api/products', () => {
     const res = await call('POST', '/api/products', c.owner, { name: '  Ebook Pro ', slug, description: 'The book.' });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(Object.keys(body).sort()).toEqual(['createdAt', 'description', 'downloadLimit', 'id', 'licenseKeys', 'name', 'orgId', 'skus', 'slug', 'status']);
+    expect(Object.keys(body).sort()).toEqual(['createdAt', 'description', 'downloadLimit', 'id', 'licenseKeys', 'name', 'orgId', 'skus', 'slug', 'stampPdfs', 'status']);
     expect(body).toMatchObject({ orgId: c.orgId, name: 'Ebook Pro', slug, description: 'The book.', status: 'draft', skus: [] });
     const row = await h.orm.em.fork().findOneOrFail(Product, body.id);
     expect(row.organisation.id).toBe(c.orgId);
@@ -338,7 +338,7 @@ describe('PUT /api/products/{productId}', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual([
-      'activeVersionId', 'createdAt', 'description', 'downloadLimit', 'id', 'licenseKeys', 'name', 'orgId', 'skus', 'slug', 'status', 'updatedAt',
+      'activeVersionId', 'createdAt', 'description', 'downloadLimit', 'id', 'licenseKeys', 'name', 'orgId', 'skus', 'slug', 'stampPdfs', 'status', 'updatedAt',
     ]);
     expect(body).toMatchObject({
       id: p.id, orgId: c.orgId, name: 'Renamed', description: 'before', status: 'published', slug: p.slug,
@@ -493,7 +493,7 @@ test('/openapi.json documents the product routes with their schemas', async () =
   expect(Object.keys(doc.paths['/api/products/{productId}']).sort()).toEqual(['get', 'put']);
   const post = doc.paths['/api/products'].post;
   expect(Object.keys(post.requestBody.content['application/json'].schema.properties).sort())
-    .toEqual(['description', 'downloadLimit', 'licenseKeys', 'name', 'skus', 'slug']);
+    .toEqual(['description', 'downloadLimit', 'licenseKeys', 'name', 'skus', 'slug', 'stampPdfs']);
   expect(post.responses['201'].content['application/json'].schema.properties).toHaveProperty('slug');
   expect(post.responses['409'].content['application/json'].schema.properties).toHaveProperty('error');
   const list = doc.paths['/api/products'].get.responses['200'].content['application/json'].schema;

@@ -14,7 +14,7 @@ const OWNERS: Record<string, string> = {
   revocation_notice: 'src/purchases', activity_log_entry: 'src/purchases',
   product: 'src/catalogue', product_version: 'src/catalogue', product_sku: 'src/catalogue',
   version_file: 'src/catalogue', version_notification: 'src/catalogue',
-  download_coverage: 'src/downloads',
+  download_coverage: 'src/downloads', stamped_copy: 'src/downloads',
   organisation: 'src/accounts', app_user: 'src/accounts', user_session: 'src/accounts',
   integration: 'src/accounts', integration_health: 'src/accounts', integration_reconciliation: 'src/accounts', rate_limit_counter: 'src/accounts',
   workflow_dispatch: 'src/outbox',

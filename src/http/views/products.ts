@@ -66,7 +66,9 @@ function productFields(ctx: PageContext, p?: ProductListing['product']): SafeHtm
     <textarea id="${id}-skus" name="skus">${p ? skuText(p.skus) : ''}</textarea>
     <label for="${id}-download-limit">Download limit <span class="hint">Completed file transfers allowed per purchase; leave it empty for unlimited. A purchase may have its own.${limitLocked ? ' Owners and admins change it.' : ''}</span></label>
     <input id="${id}-download-limit" class="short" name="downloadLimit" type="number" min="1" max="1000000" step="1" inputmode="numeric" value="${p?.downloadLimit ?? ''}"${limitLocked ? html` readonly` : ''}>
-    ${licenseFields(id, p?.licenseKeys ?? null, limitLocked)}`;
+    ${licenseFields(id, p?.licenseKeys ?? null, limitLocked)}
+    <label class="check"><input type="checkbox" id="${id}-stamp-pdfs" name="stampPdfs"${flag(p?.stampPdfs === true, 'checked')}> Stamp PDFs for each buyer
+      <span class="hint">Every page of each PDF carries "Licensed to (buyer's email) · Order (order id)", made once per buyer. PDFs that cannot be stamped (encrypted, unreadable) are refused.</span></label>`;
 }
 
 /** A product's download limit in words (decisions §10). */
@@ -277,6 +279,7 @@ ${done && DONE[done] ? notice(DONE[done]) : ''}
   ${why ? html`<p class="warn">${why}</p>` : html`<p>Live: sales of <code>${p.slug}</code>${p.skus.length ? ' and its extra SKUs' : ''} are delivered with version ${l.activeVersion?.version ?? ''}.</p>`}
   <p data-testid="product-download-limit">Download limit: ${downloadLimitText(p.downloadLimit)}${p.downloadLimit === null ? '' : ' (completed file transfers; re-arm a purchase from its page to start its count again)'}.</p>
   <p data-testid="product-license-keys">License keys: ${licenseKeysText(p.licenseKeys)}.</p>
+  <p data-testid="product-stamp-pdfs">PDF stamping: ${p.stampPdfs ? 'on: each buyer gets PDFs with their email and order on every page' : 'off: files are served as uploaded'}.</p>
   ${statusButtons(ctx, l)}
   ${resultRegion('status-result')}
 </section>

@@ -86,7 +86,7 @@ describe('products are live when published with a ready active version', () => {
   const listing = (status: 'draft' | 'published' | 'archived', withVersion: boolean): ProductListing => ({
     product: {
       id: 'p', orgId: 'o', name: 'P', slug: 'p', description: '', status, activeVersionId: withVersion ? 'v' : null,
-      skus: [], downloadLimit: null, licenseKeys: null, createdAt: '', updatedAt: '',
+      skus: [], downloadLimit: null, licenseKeys: null, stampPdfs: false, createdAt: '', updatedAt: '',
     },
     activeVersion: withVersion ? { id: 'v', productId: 'p', version: '1', status: 'ready' } : null,
   });
@@ -325,7 +325,7 @@ function listing(id: string, name: string, live = true): ProductListing {
   return {
     product: {
       id, orgId: 'o', name, slug: name.toLowerCase().replace(/\W+/g, '-'), description: '', status: live ? 'published' : 'draft',
-      activeVersionId: 'v2', skus: [], downloadLimit: null, licenseKeys: null, createdAt: '', updatedAt: '',
+      activeVersionId: 'v2', skus: [], downloadLimit: null, licenseKeys: null, stampPdfs: false, createdAt: '', updatedAt: '',
     },
     activeVersion: { id: 'v2', productId: id, version: '2.0.0', status: 'ready' },
   };

@@ -9,7 +9,7 @@ const listing = {
   product: {
     id: '0d9e4a63-0c7b-4c1e-9a53-6a2f0f0b6a11', orgId: '5b0b1d8e-3f0e-4b7a-8d6c-1f2e3d4c5b6a', name: 'Ünïcode "quoted" \\ line\nbreak',
     slug: 'ebook', description: '', status: 'published', activeVersionId: null, skus: ['a-1', 'b\u0001'], downloadLimit: null,
-    licenseKeys: null,
+    licenseKeys: null, stampPdfs: false,
     createdAt: '2026-11-25T22:09:51.123Z', updatedAt: '2026-11-25T22:09:51.123Z',
   },
   activeVersion: null,

@@ -14,7 +14,7 @@ export const ErrorSchema = z.object({ error: z.string() });
 export const ProductParamsSchema = z.object({ productId: boundedText(FIELD_LIMITS.id).describe('the product id (UUID)') });
 
 /** Products of the caller's organisation (members read and write them). */
-export const productRoutes = (deps: Pick<AppDeps, 'catalogueListings'>): FastifyPluginAsyncZod => async (app) => {
+export const productRoutes = (deps: Pick<AppDeps, 'catalogueListings' | 'storage'>): FastifyPluginAsyncZod => async (app) => {
   app.get('/api/products', {
     config: { access: 'member' },
     schema: {
@@ -58,11 +58,12 @@ export const productRoutes = (deps: Pick<AppDeps, 'catalogueListings'>): Fastify
     config: { access: 'member' },
     schema: {
       summary: 'Merge fields into a product',
-      description: 'Only the fields given change; keys other than those listed are ignored. `skus` replaces the extra SKUs; `activeVersionId` must be a ready version of this product (null clears it).',
+      description: 'Only the fields given change; keys other than those listed are ignored. `skus` replaces the extra SKUs; `activeVersionId` must be a ready version of this product (null clears it). '
+        + 'Turning `stampPdfs` on checks the PDFs the product already has: one that cannot be stamped is 422 naming it.',
       tags: ['products'],
       params: ProductParamsSchema,
       body: UpdateProductSchema,
-      response: { 200: ProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+      response: { 200: ProductSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 422: ErrorSchema },
     },
-  }, async (request) => updateProduct(request.em, principalOf(request), request.params.productId, request.body));
+  }, async (request) => updateProduct(request.em, deps.storage, principalOf(request), request.params.productId, request.body));
 };

@@ -42,7 +42,7 @@ export function unmatchedSkuRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request) => {
       const principal = principalOf(request);
       await assertSkuSeen(request.em, principal.orgId, request.params.sku);
-      return mapUnmatchedSku(request.em, principal, request.params.sku, request.body.productId);
+      return mapUnmatchedSku(request.em, deps.storage, principal, request.params.sku, request.body.productId);
     });
 
     app.post('/api/unmatched-skus/:sku/deliver', {

@@ -32,14 +32,15 @@ export function versionRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       preValidation: multipartOnly,
       schema: {
         summary: 'Upload a new version of a product',
-        description: `multipart/form-data; files are streamed to storage with their SHA-256 computed on the way. Each file may have at most ${deps.config.maxUploadBytes} bytes (MAX_UPLOAD_BYTES), all together ${deps.config.maxUploadRequestBytes} (MAX_UPLOAD_REQUEST_BYTES), at most ${deps.config.maxUploadFiles} files (MAX_UPLOAD_FILES); else 413 and nothing is kept.`,
+        description: `multipart/form-data; files are streamed to storage with their SHA-256 computed on the way. Each file may have at most ${deps.config.maxUploadBytes} bytes (MAX_UPLOAD_BYTES), all together ${deps.config.maxUploadRequestBytes} (MAX_UPLOAD_REQUEST_BYTES), at most ${deps.config.maxUploadFiles} files (MAX_UPLOAD_FILES); else 413 and nothing is kept. `
+          + 'For a product with `stampPdfs`, a PDF that cannot be stamped (encrypted, unreadable, over 256 MiB) is 422 with the reason, and nothing is kept.',
         tags: ['products'],
         consumes: ['multipart/form-data'],
         params: ProductParamsSchema,
         body: VersionUploadSchema,
         response: {
           201: VersionSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema,
-          409: ErrorSchema, 413: ErrorSchema, 415: ErrorSchema,
+          409: ErrorSchema, 413: ErrorSchema, 415: ErrorSchema, 422: ErrorSchema,
         },
       },
     }, async (request, reply) => {

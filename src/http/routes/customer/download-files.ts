@@ -7,6 +7,7 @@ import { customerErrorPage, unknownLinkPage } from '../../views/customer-pages';
 import type { AppDeps } from '../../app';
 import { limitPage, refusalPage } from './download-page';
 import { requesterOf } from '../../requester';
+import { servedFile } from '../../../services/stamped-copies';
 import { sendPage } from './page-reply';
 import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
 
@@ -28,7 +29,9 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
           + 'with If-None-Match, If-Modified-Since and If-Range. Unknown link or file: 404; used or expired link, revoked purchase, '
           + 'or download limit reached (completed transfers of the purchase across all its links, decisions §10, or the bytes '
           + 'of the file sent to the purchase, whole or not, would pass limit × size): 410. '
-          + 'A response whose bytes, with those sent to the purchase before, cover the whole file is recorded as a completed transfer.',
+          + 'A response whose bytes, with those sent to the purchase before, cover the whole file is recorded as a completed transfer. '
+          + 'A PDF of a product with `stampPdfs` is the purchase\'s stamped copy (decisions §16), made on its first request: its size, '
+          + 'ETag and Last-Modified are the copy\'s.',
         tags: ['customer pages'],
         params: z.object({ token: boundedText(FIELD_LIMITS.token), fileId: boundedText(FIELD_LIMITS.id) }),
       },
@@ -39,11 +42,11 @@ export function downloadFileRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         if (!link) return sendPage(reply, 404, unknownLinkPage());
         const refusal = refusalPage(token, link, deps.config.downloadLinks, true);
         if (refusal !== null) return sendPage(reply, 410, refusal);
-        const file = await findLinkFile(em, link, fileId);
-        if (!file) return sendPage(reply, 404, customerErrorPage(404, 'This file is not part of this download link.'));
-
-        const stored = await deps.storage.stat(file.storageKey);
-        if (stored.size !== file.size) throw new Error(`stored size of file ${file.id} differs from its record`);
+        const listed = await findLinkFile(em, link, fileId);
+        if (!listed) return sendPage(reply, 404, customerErrorPage(404, 'This file is not part of this download link.'));
+        // A PDF of a product that stamps is the purchase's own copy, with its own size and ETag.
+        const { file, madeCopy } = await servedFile(em, deps.storage, link, listed, deps.clock());
+        if (madeCopy) deps.metrics.pdfCopiesStamped.inc();
 
         const etag = `"${file.sha256}"`;
         const lastModified = file.createdAt;

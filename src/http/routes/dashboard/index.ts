@@ -48,7 +48,7 @@ export function dashboardRoutes(deps: AppDeps): FastifyPluginAsyncZod {
 
     await app.register(signinRoutes(deps));
     await app.register(overviewRoutes(deps));
-    await app.register(productPageRoutes);
+    await app.register(productPageRoutes(deps));
     await app.register(purchasePageRoutes(deps));
     await app.register(webhookLogRoutes(deps));
     await app.register(reportRoutes(deps));

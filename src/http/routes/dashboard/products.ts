@@ -10,6 +10,7 @@ import {
 } from '../../../services/products';
 import { eligibleBuyers, productNotifications } from '../../../services/version-notifications';
 import { listVersions, type VersionJson } from '../../../services/versions';
+import type { AppDeps } from '../../app';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
@@ -47,6 +48,8 @@ const ProductForm = z.object({
   licenseSource: z.enum(['none', ...LICENSE_SOURCES]).optional(),
   /** What was typed: digits, or empty for unlimited. */
   licenseActivationLimit: z.preprocess(typedWholeNumber, LicenseKeysInput.unwrap().shape.activationLimit),
+  /** A checkbox: sent ("on") only when ticked. */
+  stampPdfs: z.literal('on').optional(),
 });
 type ProductFormBody = z.infer<typeof ProductForm>;
 
@@ -68,7 +71,7 @@ async function poolCountsOf(em: EntityManager, listing: ProductListing) {
  * /api/products; uploads go from the browser straight to POST /api/products/{id}/versions (streamed,
  * with a progress bar), and "notify buyers" to POST /api/products/{id}/versions/{versionId}/notify.
  */
-export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
+export const productPageRoutes = (deps: Pick<AppDeps, 'storage'>): FastifyPluginAsyncZod => async (app) => {
   app.get('/products', { config: pageConfig, schema: { hide: true } }, async (request, reply) => {
     const products = await listProducts(request.em, principalOf(request).orgId);
     return sendPage(reply, productsPage(pageContextOf(request), products));
@@ -80,6 +83,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     const { name, slug, description, skus, downloadLimit } = request.body;
     const created = await createProduct(request.em, principalOf(request).orgId, {
       name, slug, description, skus: skuList(skus), downloadLimit, licenseKeys: licenseKeysOf(request.body),
+      stampPdfs: request.body.stampPdfs === 'on',
     });
     return seeOther(request, reply, `/products/${created.id}?done=created`);
   });
@@ -120,8 +124,9 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     config: formConfig, preValidation: formBodyOnly, schema: { hide: true, params: Params, body: ProductForm },
   }, async (request, reply) => {
     const { name, slug, description, skus, downloadLimit } = request.body;
-    const product = await updateProduct(request.em, principalOf(request), request.params.productId, {
+    const product = await updateProduct(request.em, deps.storage, principalOf(request), request.params.productId, {
       name, slug, description, skus: skuList(skus), downloadLimit, licenseKeys: licenseKeysOf(request.body),
+      stampPdfs: request.body.stampPdfs === 'on',
     });
     return seeOther(request, reply, `/products/${product.id}?done=saved`);
   });
@@ -132,7 +137,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, status: z.enum(PRODUCT_STATUSES) }) },
   }, async (request, reply) => {
     const { status } = request.body;
-    const product = await updateProduct(request.em, principalOf(request), request.params.productId, { status });
+    const product = await updateProduct(request.em, deps.storage, principalOf(request), request.params.productId, { status });
     return seeOther(request, reply, `/products/${product.id}?done=${status}`);
   });
 
@@ -141,7 +146,7 @@ export const productPageRoutes: FastifyPluginAsyncZod = async (app) => {
     preValidation: formBodyOnly,
     schema: { hide: true, params: Params, body: z.object({ ...CSRF_BODY_FIELD, versionId: boundedText(FIELD_LIMITS.id) }) },
   }, async (request, reply) => {
-    const product = await updateProduct(request.em, principalOf(request), request.params.productId, {
+    const product = await updateProduct(request.em, deps.storage, principalOf(request), request.params.productId, {
       activeVersionId: request.body.versionId,
     });
     return seeOther(request, reply, `/products/${product.id}?done=activated`);
