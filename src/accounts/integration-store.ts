@@ -47,20 +47,21 @@ export async function upsertIntegration(em: EntityManager, write: IntegrationWri
   });
 }
 
-/** An integration's stored (sealed or plain) values. */
-export interface IntegrationSecretsRow {
+/** One stored (sealed or plain) value of an integration: the row and column that hold it. */
+export interface StoredIntegrationSecret {
   id: string;
-  secret: string | null;
-  private_key: string | null;
+  column: 'secret' | 'private_key';
+  stored: string;
 }
 
-const unsealedRead = statement<IntegrationSecretsRow, { sealedLike: string }>(
-  { id: true, secret: true, private_key: true },
-  (p) => sql`select id, secret, private_key from integration where secret not like ${p.sealedLike} or private_key not like ${p.sealedLike}`,
+const unsealedRead = statement<StoredIntegrationSecret, { sealedLike: string }>(
+  { id: true, column: true, stored: true },
+  (p) => sql`select id, 'secret' as column, secret as stored from integration where secret not like ${p.sealedLike}
+     union all select id, 'private_key', private_key from integration where private_key not like ${p.sealedLike}`,
 );
 
-/** The integrations with a value that does not match `sealedLike` (a LIKE pattern of sealed values). */
-export function integrationsNotLike(em: EntityManager, sealedLike: string): Promise<IntegrationSecretsRow[]> {
+/** The integrations' values that do not match `sealedLike` (a LIKE pattern of sealed values). */
+export function integrationSecretsNotLike(em: EntityManager, sealedLike: string): Promise<StoredIntegrationSecret[]> {
   return unsealedRead.rows(em, { sealedLike });
 }
 
@@ -73,11 +74,9 @@ const privateKeyReseal = statement<NoRows, { value: string; id: string; stored: 
   (p) => sql`update integration set private_key = ${p.value} where id = ${p.id} and private_key = ${p.stored}`,
 );
 
-/** Replaces one stored value if it is still `stored`; how many rows changed (0 or 1). */
-export function replaceIntegrationValue(
-  em: EntityManager, column: 'secret' | 'private_key', id: string, stored: string, value: string,
-): Promise<number> {
-  return (column === 'secret' ? secretReseal : privateKeyReseal).run(em, { value, id, stored });
+/** Replaces one stored value with `value` if it is still what was read; how many rows changed (0 or 1). */
+export function replaceIntegrationSecret(em: EntityManager, secret: StoredIntegrationSecret, value: string): Promise<number> {
+  return (secret.column === 'secret' ? secretReseal : privateKeyReseal).run(em, { value, id: secret.id, stored: secret.stored });
 }
 
 // ---------------------------------------------------------------------------------------------

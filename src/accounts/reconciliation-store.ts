@@ -53,6 +53,36 @@ export async function saveReconciliation(
   await save.run(em, row);
 }
 
+/** One organisation's stored (sealed or plain) credentials for a platform. */
+export interface StoredCredentials {
+  organisation_id: string;
+  platform: Platform;
+  stored: string;
+}
+
+const unsealedRead = statement<StoredCredentials, { sealedLike: string }>(
+  { organisation_id: true, platform: true, stored: true },
+  (p) => sql`select organisation_id, platform, credentials as stored from integration_reconciliation where credentials not like ${p.sealedLike}`,
+);
+
+/** The credentials that do not match `sealedLike` (a LIKE pattern of sealed values). */
+export function credentialsNotLike(em: EntityManager, sealedLike: string): Promise<StoredCredentials[]> {
+  return unsealedRead.rows(em, { sealedLike });
+}
+
+// `updated_at` stays: it names the credentials a refusal pauses (pauseReconciliation), and sealed
+// again they are the same credentials, so a run's refusal of them must still pause them.
+const credentialsReseal = statement<NoRows, { value: string; orgId: string; platform: string; stored: string }>(
+  {},
+  (p) => sql`update integration_reconciliation set credentials = ${p.value}
+     where organisation_id = ${p.orgId} and platform = ${p.platform} and credentials = ${p.stored}`,
+);
+
+/** Replaces stored credentials with `value` if they are still what was read; how many rows changed (0 or 1). */
+export function replaceCredentials(em: EntityManager, credentials: StoredCredentials, value: string): Promise<number> {
+  return credentialsReseal.run(em, { value, orgId: credentials.organisation_id, platform: credentials.platform, stored: credentials.stored });
+}
+
 const refuse = statement<{ paused_at: string; newly: boolean }, { orgId: string; platform: string; reason: string; now: Date; savedAt: string }>(
   { paused_at: true, newly: true },
   (p) => sql`update integration_reconciliation r set paused_at = coalesce(r.paused_at, ${p.now}), paused_reason = coalesce(r.paused_reason, ${p.reason})

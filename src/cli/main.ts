@@ -9,7 +9,7 @@ import { startEmbeddedPostgres } from '../dev/embedded-postgres';
 import { DomainError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { addKeyToFile, loadKeyRing } from '../security/key-ring';
-import { resealSecrets } from '../services/integration-settings';
+import { resealSecrets } from '../services/secret-sealing';
 import { migrateStorage } from '../services/storage-migration';
 import { openFileStorage } from '../storage/open-file-storage';
 import { addOperator, addUser, createOrganisation, setSubscription } from '../services/organisations';

@@ -223,6 +223,41 @@ export async function rotateSecret(em: EntityManager, keyRing: KeyRing, orgId: s
   return { secret };
 }
 
+/** One stored (sealed or plain) secret of an endpoint: the row and column that hold it. */
+export interface StoredEndpointSecret {
+  id: string;
+  column: 'secret' | 'previous_secret';
+  stored: string;
+}
+
+const unsealedRead = statement<StoredEndpointSecret, { sealedLike: string }>(
+  { id: true, column: true, stored: true },
+  (p) => sql`select id, 'secret' as column, secret as stored from webhook_endpoint where secret not like ${p.sealedLike}
+     union all select id, 'previous_secret', previous_secret from webhook_endpoint where previous_secret not like ${p.sealedLike}`,
+);
+
+/** The endpoints' secrets that do not match `sealedLike` (a LIKE pattern of sealed values). */
+export function endpointSecretsNotLike(em: EntityManager, sealedLike: string): Promise<StoredEndpointSecret[]> {
+  return unsealedRead.rows(em, { sealedLike });
+}
+
+const secretReseal = statement<NoRows, { value: string; id: string; stored: string }>(
+  {},
+  (p) => sql`update webhook_endpoint set secret = ${p.value} where id = ${p.id} and secret = ${p.stored}`,
+);
+const previousSecretReseal = statement<NoRows, { value: string; id: string; stored: string }>(
+  {},
+  (p) => sql`update webhook_endpoint set previous_secret = ${p.value} where id = ${p.id} and previous_secret = ${p.stored}`,
+);
+
+/**
+ * Replaces one stored secret with `value` if it is still what was read (a rotation of the endpoint's
+ * secret in between moves it); how many rows changed (0 or 1).
+ */
+export function replaceEndpointSecret(em: EntityManager, secret: StoredEndpointSecret, value: string): Promise<number> {
+  return (secret.column === 'secret' ? secretReseal : previousSecretReseal).run(em, { value, id: secret.id, stored: secret.stored });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Events
 // ---------------------------------------------------------------------------------------------

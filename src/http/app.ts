@@ -22,7 +22,7 @@ import { registerMetrics, type ApiMetrics } from './metrics';
 import { registerSession } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
 import { sessionSecretOf } from '../security/session-secret';
-import { sealPlainSecrets } from '../services/integration-settings';
+import { sealPlainSecrets } from '../services/secret-sealing';
 import { codecRoutes } from './routes/codec';
 import { dashboardRoutes } from './routes/dashboard';
 import { healthRoutes } from './routes/health';

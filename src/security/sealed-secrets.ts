@@ -12,6 +12,11 @@ export function sealSecret(ring: KeyRing, plain: string): string {
   return `${PREFIX}${keyId}:${sealed.toString('base64url')}`;
 }
 
+/** A LIKE pattern of the values sealed under `keyId`, or under any key when it is not given. */
+export function sealedLike(keyId?: string): string {
+  return `${PREFIX}${keyId === undefined ? '' : `${keyId}:`}%`;
+}
+
 /** The key id a stored value is sealed under, or null for a value stored before sealing existed. */
 export function sealedKeyId(stored: string): string | null {
   return isSealed(stored) ? stored.slice(PREFIX.length, stored.indexOf(':', PREFIX.length)) : null;

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { configuredPlatforms, integrationsNotLike, replaceIntegrationValue, upsertIntegration } from '../accounts/integration-store';
+import { configuredPlatforms, upsertIntegration } from '../accounts/integration-store';
 import { healthOf, type HealthRow } from '../accounts/integration-health-store';
 import { REFUSAL_REASONS } from '../domain/integration-health';
 import { NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, PLATFORMS, type Platform } from '../domain/platforms';
 import type { KeyRing } from '../security/key-ring';
-import { openSecret, sealedKeyId, sealSecret } from '../security/sealed-secrets';
+import { sealSecret } from '../security/sealed-secrets';
 import type { PlatformAdapter } from '../webhooks/adapter';
 import { ADAPTERS, adapters, webhookPath } from '../webhooks/registry';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
@@ -117,28 +117,4 @@ export async function configureIntegration(
     orgId, platform, secret: classic ? null : sealSecret(keyRing, value), privateKey: classic ? sealSecret(keyRing, value) : null, accountId,
   });
   return integrationJson(baseUrl, orgId, platform, true);
-}
-
-/**
- * Seals every integration secret that is not sealed under the ring's current key: values stored
- * before sealing existed, and values sealed under an older key (`secrets rotate`). Row by row, each
- * update conditional on the value it read, so two processes doing it at once change nothing twice.
- * Returns how many values were sealed.
- */
-export async function resealSecrets(em: EntityManager, keyRing: KeyRing, which: 'plain' | 'not-current'): Promise<number> {
-  const rows = await integrationsNotLike(em, which === 'plain' ? 'enc:v1:%' : `enc:v1:${keyRing.currentId}:%`);
-  let sealed = 0;
-  for (const row of rows) {
-    for (const column of ['secret', 'private_key'] as const) {
-      const stored = row[column];
-      if (stored === null || sealedKeyId(stored) === keyRing.currentId) continue;
-      sealed += await replaceIntegrationValue(em, column, row.id, stored, sealSecret(keyRing, openSecret(keyRing, stored)));
-    }
-  }
-  return sealed;
-}
-
-/** At start: seals the secrets stored before sealing existed. */
-export function sealPlainSecrets(em: EntityManager, keyRing: KeyRing): Promise<number> {
-  return resealSecrets(em, keyRing, 'plain');
 }

@@ -10,7 +10,11 @@ import { Client, Connection } from '@temporalio/client';
 import { buildApiApp } from '../../src/roles';
 import { loadKeyRing, newKey, SECRETS_KEY_FILE } from '../../src/security/key-ring';
 import { Housekeeping } from '../../src/services/housekeeping';
-import { resealSecrets } from '../../src/services/integration-settings';
+import { resealSecrets } from '../../src/services/secret-sealing';
+import { openCredentials } from '../../src/services/reconciliation';
+import { reconciliationOf, saveReconciliation } from '../../src/accounts/reconciliation-store';
+import { createEndpoint, rotateSecret } from '../../src/events/outbound-events';
+import { openSecret, sealSecret } from '../../src/security/sealed-secrets';
 import { addOperator, addUser } from '../../src/services/organisations';
 import { startHarness, type Harness } from '../helpers/harness';
 import { cookieHeader, cookiesOf, postSignin, signIn } from '../helpers/dashboard';
@@ -220,6 +224,13 @@ describe('8. integration secrets are encrypted at rest', () => {
   const storedSecret = async (orgId: string, platform: string) =>
     (await h.orm.em.fork().execute<Array<{ secret: string | null }>>('select secret from integration where organisation_id = ? and platform = ?', [orgId, platform]))[0]?.secret;
   const secret = 'whsec-live-0123456789abcdefghij';
+  // A rotation re-seals every row of the database, other tests' too: each one here keeps the keys
+  // of those before it, as an operator does, so that it can open what they sealed.
+  let keys: string | undefined;
+  const rotatedConfig = async () => {
+    keys = `${newKey()},${keys ?? (await readFile(path.join(h.config.dataDir, SECRETS_KEY_FILE), 'utf8')).trim()}`;
+    return { ...h.config, secretsKey: keys };
+  };
 
   test('a secret set by the API is stored sealed (AES-256-GCM, with its key id), and webhooks still verify', async () => {
     const wh = await seedWebhookOrg(h, { platforms: [] });
@@ -255,8 +266,7 @@ describe('8. integration secrets are encrypted at rest', () => {
     }
 
     // Rotation as an operator does it with SECRETS_KEY: the new key first, the old one after it.
-    const oldKeys = (await readFile(path.join(h.config.dataDir, SECRETS_KEY_FILE), 'utf8')).trim();
-    const rotated = { ...h.config, secretsKey: `${newKey()},${oldKeys}` };
+    const rotated = await rotatedConfig();
     const ring = await loadKeyRing(rotated);
     expect(await resealSecrets(h.orm.em.fork(), ring, 'not-current')).toBeGreaterThanOrEqual(1);
     expect(await storedSecret(wh.orgId, 'storefront-a')).toMatch(new RegExp(`^enc:v1:${ring.currentId}:`));
@@ -267,6 +277,63 @@ describe('8. integration secrets are encrypted at rest', () => {
     } finally {
       await second.close();
     }
+  });
+
+  test('rotation re-seals the reconciliation credentials and the outbound endpoints\' secrets too: they open once the old key is gone', async () => {
+    const { orgId } = await seedOrganisation(h);
+    const credentials = { accessToken: 'shpat_rotation_0123456789abcdef' };
+    await saveReconciliation(h.orm.em.fork(), {
+      orgId, platform: 'storefront-a', enabled: true, apiBaseUrl: 'https://rotation.example.com',
+      credentials: sealSecret(h.keyRing, JSON.stringify(credentials)), now: new Date('2026-11-27T10:00:00Z'),
+    });
+    const savedAt = (await reconciliationOf(h.orm.em.fork(), orgId, 'storefront-a'))!.updated_at;
+    // An endpoint in a rotation's overlap holds two sealed secrets: the new one and the previous one.
+    const endpoint = await createEndpoint(h.orm.em.fork(), h.keyRing, orgId, { url: 'https://hooks.example.com/rotation' }, true);
+    const { secret: endpointSecret } = await rotateSecret(h.orm.em.fork(), h.keyRing, orgId, endpoint.id);
+    const endpointSecrets = async () => (await h.orm.em.fork().execute<Array<{ secret: string; previous_secret: string }>>(
+      'select secret, previous_secret from webhook_endpoint where id = ?', [endpoint.id]))[0];
+
+    const rotated = await rotatedConfig();
+    const ring = await loadKeyRing(rotated);
+    await resealSecrets(h.orm.em.fork(), ring, 'not-current');
+
+    const underNewKey = new RegExp(`^enc:v1:${ring.currentId}:`);
+    const row = (await reconciliationOf(h.orm.em.fork(), orgId, 'storefront-a'))!;
+    expect(row.credentials).toMatch(underNewKey);
+    // Re-sealing is not saving: a refusal of these credentials must still pause them.
+    expect(row.updated_at).toBe(savedAt);
+    const stored = await endpointSecrets();
+    expect(stored.secret).toMatch(underNewKey);
+    expect(stored.previous_secret).toMatch(underNewKey);
+
+    // The old keys dropped from the ring, as the README says to once `secrets rotate` reports.
+    const newKeyOnly = await loadKeyRing({ ...h.config, secretsKey: rotated.secretsKey.split(',')[0] });
+    expect(openCredentials(newKeyOnly, row)).toEqual(credentials);
+    expect(openSecret(newKeyOnly, stored.secret)).toBe(endpointSecret);
+    expect(openSecret(newKeyOnly, stored.previous_secret)).toBe(endpoint.secret);
+    expect(await resealSecrets(h.orm.em.fork(), ring, 'not-current')).toBe(0);
+  });
+
+  test('reconciliation credentials and endpoint secrets stored in plain text are sealed when an API process starts', async () => {
+    const { orgId } = await seedOrganisation(h);
+    const credentials = JSON.stringify({ accessToken: 'shpat_plain_0123456789abcdef' });
+    await saveReconciliation(h.orm.em.fork(), {
+      orgId, platform: 'storefront-a', enabled: true, apiBaseUrl: 'https://plain.example.com', credentials, now: new Date(),
+    });
+    const [{ id }] = await h.orm.em.fork().execute<Array<{ id: string }>>(
+      `insert into webhook_endpoint (id, organisation_id, url, events, description, enabled, secret, created_at)
+       values (gen_random_uuid(), ?, 'https://hooks.example.com/plain', '[]', '', true, 'whsec_plain', now()) returning id`, [orgId],
+    );
+    const app = await buildApiApp({ config: h.config, orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date() });
+    await app.ready();
+    await app.close();
+
+    const row = (await reconciliationOf(h.orm.em.fork(), orgId, 'storefront-a'))!;
+    expect(row.credentials).toMatch(new RegExp(`^enc:v1:${h.keyRing.currentId}:`));
+    expect(openSecret(h.keyRing, row.credentials)).toBe(credentials);
+    const [{ secret }] = await h.orm.em.fork().execute<Array<{ secret: string }>>('select secret from webhook_endpoint where id = ?', [id]);
+    expect(secret).toMatch(new RegExp(`^enc:v1:${h.keyRing.currentId}:`));
+    expect(openSecret(h.keyRing, secret)).toBe('whsec_plain');
   });
 });
 
