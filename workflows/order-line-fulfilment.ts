@@ -9,7 +9,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DATABASE_STEP, emailWithin, ORDER_ALERT } from '../src/domain/activity-policy';
+import { DATABASE_STEP, emailWithin, ORDER_ALERT, RECEIPT_FIRST_ATTEMPT } from '../src/domain/activity-policy';
 import type {
   FulfilmentInput,
   FulfilmentResult,
@@ -23,6 +23,14 @@ import { attachDeliveryItem, licenseKeyIssued, purchaseRecorded } from './messag
 /** Database steps are local activities: one workflow task instead of three round trips through the engine. */
 const db = proxyLocalActivities<Activities>(DATABASE_STEP);
 const { sendOrderAlert, sendLicensePoolAlert } = proxyActivities<Activities>(ORDER_ALERT);
+const { sendReceipt: sendReceiptInTask } = proxyLocalActivities<Activities>(RECEIPT_FIRST_ATTEMPT);
+
+/** A failure no retry can mend (a 5xx from the mail server, a purchase gone): the fallback would fail the same way. */
+function isPermanent(error: unknown): boolean {
+  // A local activity's failure comes as the activity's own error, a normal one's wrapped in an ActivityFailure.
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  return failure instanceof ApplicationFailure && failure.nonRetryable === true;
+}
 
 /** The message of the failure at the bottom of an activity failure chain. */
 function rootMessage(error: unknown): string {
@@ -82,10 +90,24 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     keyWakes += 1;
   });
 
+  /** The receipt: first inside the workflow task, then, if that attempt failed, with the whole retry window. */
+  async function sendReceiptOnce(purchaseId: string): Promise<{ withdrawn: boolean } | undefined> {
+    const sendKey = uuid4();
+    if (input.receiptInTask === true) {
+      try {
+        return await sendReceiptInTask({ purchaseId, sendKey });
+      } catch (error) {
+        if (isPermanent(error)) throw error;
+        log.info('receipt first attempt failed; retrying as an activity', { purchaseId, error: rootMessage(error) });
+      }
+    }
+    return sendReceipt({ purchaseId, sendKey });
+  }
+
   async function send(purchaseId: string): Promise<RoundResult> {
     try {
       // Runs recorded before revocation existed returned nothing: sent.
-      const sent = await sendReceipt({ purchaseId, sendKey: uuid4() });
+      const sent = await sendReceiptOnce(purchaseId);
       if (sent?.withdrawn) return WITHDRAWN;
       return { outcome: 'fulfilled', reason: null };
     } catch (error) {

@@ -26,6 +26,17 @@ export function emailWithin(windowMs: number | '1 hour'): ActivityOptions {
   };
 }
 
+/**
+ * A receipt's first attempt, run as a local activity inside the workflow task: the happy path
+ * (record, send, report) is then one workflow task instead of an activity's round trips through the
+ * engine. One attempt only; if it fails the receipt goes on as a normal activity with the email's
+ * whole retry window (emailWithin), under the same send key, so nothing is sent twice.
+ */
+export const RECEIPT_FIRST_ATTEMPT = {
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 1 },
+} as const satisfies ActivityOptions;
+
 /** The staff's order alert: an email retried for an hour, wherever it is sent from. */
 export const ORDER_ALERT = emailWithin('1 hour');
 

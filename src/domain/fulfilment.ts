@@ -31,10 +31,17 @@ export interface FulfilmentInput {
    * run sends its receipt. Webhook lines have no such id: each run makes up a new one.
    */
   purchaseKey?: string;
+  /**
+   * The receipt's first attempt runs inside the workflow task (RECEIPT_FIRST_ATTEMPT). Set by every
+   * start since 2026-11-27; runs started before have none and replay their normal activity. A field
+   * of the input, not a patch marker: a marker would cost each run two history events (the marker
+   * and its search-attribute upsert).
+   */
+  receiptInTask?: boolean;
 }
 
-/** A sale as the service asks for it: the workflow starter adds the email retry window. */
-export type FulfilmentRequest = Omit<FulfilmentInput, 'emailRetryWindowMs'>;
+/** A sale as the service asks for it: the workflow starter adds the email retry window and the receipt's shape. */
+export type FulfilmentRequest = Omit<FulfilmentInput, 'emailRetryWindowMs' | 'receiptInTask'>;
 
 export interface RecordedPurchase {
   purchaseId: string;

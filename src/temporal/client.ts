@@ -154,7 +154,7 @@ export class WorkflowStarter {
       await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof fulfilOrderLine>('fulfilOrderLine', {
         workflowId,
         taskQueue: this.taskQueue,
-        args: [input],
+        args: [{ ...input, receiptInTask: true }],
         ...policies,
         typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
       }));
