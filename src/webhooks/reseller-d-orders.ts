@@ -10,16 +10,23 @@
  * - Pages: numbered, `page` and `limit` (default 50); the answer's `nextPage` names the next one
  *   (null or absent on the last), else `more: true` means there is one after this. The cursor keeps
  *   the `end` of the first page so that every page asks the same range.
+ * - Ids, then orders: like FastSpring's other lists (`GET /subscriptions` answers
+ *   `{nextPage, subscriptions: [id…]}`), a page names its orders by id; the orders themselves come
+ *   from one `GET /orders/{id1},{id2},…` per page (several ids answer `{orders: […]}`, one id the bare
+ *   order). A page that already carries order objects is taken as it is, without the lookup.
  * - `scope=all`: test orders too, as the webhook brings them (fulfilled and marked test).
- * - 429 with `Retry-After` is honoured; 401 refuses the credentials.
+ * - 429 with `Retry-After` is honoured; 401 refuses the credentials. FastSpring documents its rate
+ *   limit as a 404: that stays an error the activity retries with its backoff (then the run ends and
+ *   the next starts from the mark), not a throttle to wait out, since a wrong API address answers 404
+ *   too and must not keep a run waiting for ever.
  *
  * Each order is the same object the `order.completed` webhook carries as `data`, mapped by the
  * adapter's own `resellerDOrder`; `changed` (milliseconds since the epoch) is its change time.
  */
 import { z } from 'zod';
-import { getJson, listedArray, listedOrder, notAPage, OrderListError, type OrderListClient, type OrderListPage } from './order-list';
+import { getJson, listedArray, listedOrder, notAPage, OrderListError, type JsonAnswer, type ListedOrder, type OrderListClient, type OrderListPage } from './order-list';
 import { resellerDOrder } from './reseller-d';
-import type { JsonObject } from './fields';
+import { isObject, type JsonObject } from './fields';
 
 export const RESELLER_D_ORIGIN = 'https://api.fastspring.com';
 const PAGE_SIZE = 50;
@@ -62,6 +69,38 @@ function nextPageOf(body: JsonObject, page: number): number | null {
   return body.more === true ? page + 1 : null;
 }
 
+/** The orders of a lookup by ids, by id: an `{orders: […]}` answer's entries, or the bare order one id answers; entries that are errors are left out. */
+function lookedUp(body: unknown): Map<string, JsonObject> {
+  if (!isObject(body)) throw new OrderListError('the lookup of orders by id is not a JSON object');
+  const entries = Array.isArray(body.orders) ? body.orders : [body];
+  const byId = new Map<string, JsonObject>();
+  for (const entry of entries) {
+    if (isObject(entry) && entry.result !== 'error' && typeof entry.id === 'string') byId.set(entry.id, entry);
+  }
+  return byId;
+}
+
+/** A page's orders: its entries as they are when they are objects; ids looked up in one request. */
+async function ordersOfPage(
+  entries: unknown[], lookup: (ids: string[]) => Promise<JsonAnswer>,
+): Promise<{ kind: 'orders'; orders: ListedOrder[] } | { kind: 'lookup-failed'; answer: JsonAnswer }> {
+  const ids = entries.filter((entry): entry is string => typeof entry === 'string');
+  let byId = new Map<string, JsonObject>();
+  if (ids.length > 0) {
+    const answer = await lookup(ids);
+    if (answer.status !== 200) return { kind: 'lookup-failed', answer };
+    byId = lookedUp(answer.body);
+  }
+  const orders = entries.map((entry, index): ListedOrder => {
+    const where = `orders[${index}]`;
+    if (typeof entry !== 'string') return listedOrder(entry, where, (o) => resellerDOrder(o, where), changedTime);
+    const order = byId.get(entry);
+    if (!order) return { order: { unreadable: `order ${entry}: the lookup by id did not return it` }, changedAt: null };
+    return listedOrder(order, where, (o) => resellerDOrder(o, where), changedTime);
+  });
+  return { kind: 'orders', orders };
+}
+
 export const resellerDOrders: OrderListClient<ResellerDCredentials> = {
   platform: 'reseller-d',
   credentials: CredentialsSchema,
@@ -81,16 +120,13 @@ export const resellerDOrders: OrderListClient<ResellerDCredentials> = {
     url.searchParams.set('scope', 'all');
     url.searchParams.set('limit', String(PAGE_SIZE));
     url.searchParams.set('page', String(page));
-    const basic = Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64');
-    const answer = await getJson(url, { authorization: `Basic ${basic}` }, allowPrivate);
+    const headers = { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
+    const answer = await getJson(url, headers, allowPrivate);
     if (answer.status !== 200) return notAPage(answer, now);
-    const orders = listedArray(answer.body, 'orders');
     const next = nextPageOf(answer.body as JsonObject, page);
-    return {
-      kind: 'page',
-      orders: orders.map((order, index) => listedOrder(order, `orders[${index}]`, (o) => resellerDOrder(o, `orders[${index}]`), changedTime)),
-      nextCursor: next === null ? null : `${next}@${end}`,
-      slowDownMs: 0,
-    };
+    const read = await ordersOfPage(listedArray(answer.body, 'orders'), (ids) =>
+      getJson(new URL(`/orders/${ids.map(encodeURIComponent).join(',')}`, origin), headers, allowPrivate));
+    if (read.kind === 'lookup-failed') return notAPage(read.answer, now);
+    return { kind: 'page', orders: read.orders, nextCursor: next === null ? null : `${next}@${end}`, slowDownMs: 0 };
   },
 };

@@ -31,7 +31,7 @@ export interface ReconciliationPlatform<Order extends ListedOrderSpec, Sim exten
   newCredentials(sim: Sim): Record<string, string>;
   /** The webhook body the platform would have sent for the order. */
   webhookBody(sim: Sim, order: Order): Buffer;
-  /** Pages of 200 the first run of 120 orders reads. */
+  /** Answers of 200 the first run of 120 orders gets: its pages, and any lookups by id they need. */
   pagesOf120: number;
   /**
    * Orders the second run reads: those changed at or after `since` (the newest change of the first

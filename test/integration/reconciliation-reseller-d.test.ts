@@ -13,8 +13,8 @@ reconciliationRuns<SimulatedOrder, ResellerDSimulator>({
   credentials: (sim) => ({ username: sim.username, password: sim.password }),
   newCredentials: () => ({ username: 'RD_API_USER_NEW', password: 'a-new-api-password' }),
   webhookBody: (sim, order) => Buffer.from(sim.webhookJson(order)),
-  // Pages of 50 by number.
-  pagesOf120: 3,
+  // Pages of 50 ids by number, each followed by one lookup of its 50 orders by id: six 200s.
+  pagesOf120: 6,
   // Dates only, from the day before the newest change less an hour: every order of the last two hours again.
   secondRunPulled: () => 120,
 });

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** One answered request: when, which page (0-based; -1 when refused before paging), and the status. */
+/** One answered request: when, which page (0-based; -1 when not a page: refused before paging, or a lookup by id), and the status. */
 export interface AnsweredRequest {
   at: number;
   page: number;

@@ -6,10 +6,15 @@
  *   date is on or after `begin` and before `end` (UTC days here), `begin` at least one day before
  *   `end` (else 400); `limit` default 50, `page` from 1; `scope` default live.
  * - The answer: `{action: "order.lookup", result: "success", begin, end, page, limit, nextPage, total,
- *   orders: [order…]}`, `nextPage` null on the last page; each order the object the `order.completed`
- *   webhook carries as `data`.
+ *   orders: [id…]}`, `nextPage` null on the last page. Like FastSpring's other lists (`GET
+ *   /subscriptions`), it names the orders by id only; `fullOrders` makes it carry the order objects
+ *   instead, for a client that must take either.
+ * - `GET /orders/{id1},{id2},…`: the orders themselves, each the object the `order.completed` webhook
+ *   carries as `data`; one id answers the bare object, several an `{orders: […]}` array. An id the
+ *   store does not know (`forget`) answers `{order, result: "error", error: {order: "Not found"}}` in
+ *   the array.
  * - HTTP Basic with the store's API username and password, else 401.
- * - On a chosen page, once: 429 with `Retry-After`.
+ * - On a chosen page of the list, once: 429 with `Retry-After`.
  */
 import { webhookSample } from '../../fixtures/samples';
 import { startOrderListServer, type OrderListServer } from './order-list-server';
@@ -25,9 +30,20 @@ export interface SimulatedOrder {
   live?: boolean;
 }
 
+export interface ResellerDSimulatorOptions {
+  username?: string;
+  password?: string;
+  /** The list carries the order objects instead of their ids. */
+  fullOrders?: boolean;
+}
+
 export interface ResellerDSimulator extends Pick<OrderListServer, 'origin' | 'requests' | 'throttleOnce' | 'revokeToken' | 'close'> {
   username: string;
   password: string;
+  /** Lookups by id no longer find the order (the list still names it). */
+  forget(id: string): void;
+  /** The id lists of the lookups answered, in order. */
+  lookups: string[][];
   /** The order as the platform's API gives it (and its webhook as `data`): the sample's with the order's id, email and times. */
   orderJson(order: SimulatedOrder): string;
   /** The `order.completed` webhook batch carrying the order. */
@@ -71,15 +87,26 @@ function webhookJsonOf(order: SimulatedOrder): string {
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-export async function startResellerDSimulator(
-  orders: SimulatedOrder[], username = 'RD_API_USER_SIMULATED', password = 'rd-simulated-api-password',
-): Promise<ResellerDSimulator> {
+export async function startResellerDSimulator(orders: SimulatedOrder[], options: ResellerDSimulatorOptions = {}): Promise<ResellerDSimulator> {
+  const { username = 'RD_API_USER_SIMULATED', password = 'rd-simulated-api-password', fullOrders = false } = options;
   const sorted = [...orders].sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
+  const known = new Map(sorted.map((o) => [o.id, o]));
+  const lookups: string[][] = [];
   const expected = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 
   const server = await startOrderListServer(({ headers, url, revoked, answer, takeThrottle }) => {
-    if (url.pathname !== '/orders') return answer(404, { action: 'order.lookup', result: 'error', error: { orders: 'Not found' } });
+    const lookup = /^\/orders\/([^/]+)$/.exec(url.pathname);
+    if (url.pathname !== '/orders' && !lookup) return answer(404, { action: 'order.lookup', result: 'error', error: { orders: 'Not found' } });
     if (revoked || headers.authorization !== expected) return answer(401, { action: 'order.lookup', result: 'error', error: { authorization: 'Unauthorized' } });
+    if (lookup) {
+      const ids = lookup[1].split(',').map(decodeURIComponent);
+      lookups.push(ids);
+      const found = ids.map((id) => {
+        const order = known.get(id);
+        return order ? orderOf(order) : { order: id, action: 'order.get', result: 'error', error: { order: 'Not found' } };
+      });
+      return answer(200, ids.length === 1 && known.has(ids[0]) ? found[0] : { orders: found });
+    }
     const begin = url.searchParams.get('begin') ?? '';
     const end = url.searchParams.get('end') ?? '';
     if (!DATE.test(begin) || !DATE.test(end) || Date.parse(end) - Date.parse(begin) < DAY_MS) {
@@ -97,8 +124,10 @@ export async function startResellerDSimulator(
     });
     const slice = matching.slice((page - 1) * limit, page * limit);
     const nextPage = page * limit < matching.length ? page + 1 : null;
-    const head = JSON.stringify({ action: 'order.lookup', result: 'success', begin, end, page, limit, nextPage, total: matching.length });
-    answer(200, `${head.slice(0, -1)},"orders":[${slice.map((o) => JSON.stringify(orderOf(o))).join(',')}]}`, {}, page - 1);
+    answer(200, {
+      action: 'order.lookup', result: 'success', begin, end, page, limit, nextPage, total: matching.length,
+      orders: slice.map((o) => (fullOrders ? orderOf(o) : o.id)),
+    }, {}, page - 1);
   });
 
   return {
@@ -109,6 +138,10 @@ export async function startResellerDSimulator(
     close: server.close,
     username,
     password,
+    forget: (id) => {
+      known.delete(id);
+    },
+    lookups,
     orderJson: (order) => JSON.stringify(orderOf(order)),
     webhookJson: webhookJsonOf,
   };

@@ -30,6 +30,36 @@ test('an order read from the list is the same normalised order its order.complet
   expect(page.kind === 'page' && page.orders[0].order).toMatchObject({ externalOrderId: 'rdListOrder0001', paid: true, test: false });
 });
 
+test('the list names the orders by id; each page is one lookup by those ids (GET /orders/{id1},{id2},…) in the list\'s order', async () => {
+  const now = Date.now();
+  const orders = Array.from({ length: 3 }, (_, i): SimulatedOrder => ({ id: `rdById${i}`, email: `id${i}@example.com`, updatedAt: new Date(now - (3 - i) * MINUTE) }));
+  sim = await startResellerDSimulator(orders);
+  const page = await read(sim, new Date(now - 30 * MINUTE), null);
+  expect(page.kind === 'page' && page.orders.map((o) => ['unreadable' in o.order ? o.order.unreadable : o.order.externalOrderId, o.changedAt]))
+    .toEqual(orders.map((o) => [o.id, o.updatedAt.toISOString()]));
+  expect(sim.lookups).toEqual([orders.map((o) => o.id)]);
+  expect(sim.requests.map((r) => [r.page, r.status])).toEqual([[0, 200], [-1, 200]]);
+});
+
+test('an order the lookup does not return is unreadable, the others are read; a list of order objects needs no lookup', async () => {
+  const at = new Date(Date.now() - MINUTE);
+  const orders: SimulatedOrder[] = [
+    { id: 'rdGone000001', email: 'gone@example.com', updatedAt: at },
+    { id: 'rdKept000001', email: 'kept@example.com', updatedAt: at },
+  ];
+  sim = await startResellerDSimulator(orders);
+  sim.forget('rdGone000001');
+  const page = await read(sim, at, null);
+  expect(page.kind === 'page' && page.orders.map((o) => ('unreadable' in o.order ? o.order.unreadable : o.order.externalOrderId)))
+    .toEqual(['order rdGone000001: the lookup by id did not return it', 'rdKept000001']);
+  await sim.close();
+
+  sim = await startResellerDSimulator(orders, { fullOrders: true });
+  const full = await read(sim, at, null);
+  expect(full.kind === 'page' && full.orders.map((o) => !('unreadable' in o.order) && o.order.externalOrderId)).toEqual(['rdGone000001', 'rdKept000001']);
+  expect(sim.lookups).toEqual([]);
+});
+
 test('numbered pages by nextPage over whole days from the day before `since`; every page asks the same range', async () => {
   const now = Date.now();
   const orders = Array.from({ length: 120 }, (_, i): SimulatedOrder => ({ id: `rdPaged${String(i).padStart(4, '0')}`, email: `b${i}@example.com`, updatedAt: new Date(now - (120 - i) * MINUTE) }));
