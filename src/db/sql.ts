@@ -50,11 +50,6 @@ export function sql(strings: TemplateStringsArray, ...inserted: Array<Sql | Para
 /** Text that is SQL by construction (a column name, a fragment made by a function here), never input. */
 export const trustedSql = (text: string): Sql => new Sql([text]);
 
-/** Fragments joined by a separator (`, ` for a select list). */
-export function joinSql(fragments: readonly Sql[], separator: string): Sql {
-  return new Sql(fragments.flatMap((fragment, i) => (i === 0 ? fragment.parts : [separator, ...fragment.parts])));
-}
-
 /** A timestamptz column as ISO 8601 in UTC with milliseconds ("2026-11-25T22:09:51.123Z"); null stays null. */
 export function isoUtc(column: string): Sql {
   return trustedSql(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);

@@ -147,16 +147,6 @@ export async function backlogCounts(em: EntityManager, orgId: string | null): Pr
   return row!;
 }
 
-const backlogReaches = statement<{ full: number }, { orgId: string; skip: number }>(
-  { full: true },
-  (p) => sql`select 1 as full from workflow_dispatch where organisation_id = ${p.orgId} and dead_at is null offset ${p.skip} limit 1`,
-);
-
-/** Whether an organisation has at least `cap` live rows; reads at most `cap` index entries. */
-export async function backlogReachesCap(em: EntityManager, orgId: string, cap: number): Promise<boolean> {
-  return (await backlogReaches.rows(em, { orgId, skip: cap - 1 })).length > 0;
-}
-
 /**
  * Whether organisation `o` of an enclosing read has more live outbox rows than `skip` (reads no more
  * index entries than that): the front door's backlog cap, in its candidate read.

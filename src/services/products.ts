@@ -29,7 +29,6 @@ export const LicenseKeysInput = z.object({
     .max(1_000_000, 'licenseKeys.activationLimit must be at most 1000000').nullable().optional()
     .describe('activations allowed per key; null or absent = unlimited'),
 }, { error: 'licenseKeys must be null or {"source": "generated" | "pool", "activationLimit": n | null}' }).strict().nullable();
-export type LicenseKeysInputValue = z.infer<typeof LicenseKeysInput>;
 
 export const ProductSchema = z.object({
   id: z.uuid(),

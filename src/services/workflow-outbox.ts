@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchRequest, NewDispatch } from '../domain/dispatch';
 import {
-  backlogCounts, backlogReachesCap, claimDueRows, deleteDispatchRows, insertDispatchRows, postponeDispatchRows, type DispatchRow,
+  backlogCounts, claimDueRows, deleteDispatchRows, insertDispatchRows, postponeDispatchRows, type DispatchRow,
 } from '../outbox/outbox-store';
 import { currentTraceParent } from '../telemetry/tracing';
 
@@ -90,13 +90,4 @@ export async function outboxBacklog(em: EntityManager, orgId: string | null): Pr
     oldestAgeSeconds: Math.max(0, Math.floor(Number(row.oldest_age ?? 0))),
     deadLetters: Number(row.dead),
   };
-}
-
-/**
- * Whether an organisation has at least `cap` rows waiting: its next delivery is answered 503 and
- * retried by its platform, so its flood waits on its side, not in front of other organisations.
- * Reads at most `cap` index entries.
- */
-export async function organisationBacklogFull(em: EntityManager, orgId: string, cap: number): Promise<boolean> {
-  return backlogReachesCap(em, orgId, cap);
 }
