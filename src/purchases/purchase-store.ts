@@ -288,17 +288,38 @@ export async function setPurchaseDownloadLimit(
   });
 }
 
-const saleSummaryRead = statement<{ customerEmail: string; productName: string }, { purchaseId: string }>(
-  { customerEmail: true, productName: true },
-  (p) => sql`select c.email as "customerEmail", pr.name as "productName"
-    from purchase p join customer c on c.id = p.customer_id join product pr on pr.id = p.product_id where p.id = ${p.purchaseId}`,
+/** What a sale entered by API or dashboard is checked against, read at once (decisions: Purchase-creation input). */
+export interface SaleCheckRow {
+  product_found: boolean;
+  product_live: boolean;
+  product_name: string | null;
+  /** The existing customer named by id, when one was named and is the organisation's. */
+  customer_id: string | null;
+  customer_email: string | null;
+  /** A new customer's email already belongs to a customer of the organisation. */
+  email_taken: boolean;
+}
+
+const saleCheckRead = statement<SaleCheckRow, { orgId: string; productId: string; customerId: string | null; email: string | null }>(
+  { product_found: true, product_live: true, product_name: true, customer_id: true, customer_email: true, email_taken: true },
+  (p) => sql`select pr.id is not null as product_found,
+       coalesce(pr.status = 'published' and v.status = 'ready', false) as product_live, pr.name as product_name,
+       c.id as customer_id, c.email as customer_email,
+       exists (select 1 from customer where organisation_id = ${p.orgId} and email = ${p.email}::text) as email_taken
+     from (select 1) as one
+     left join product pr on pr.id = ${p.productId}::uuid and pr.organisation_id = ${p.orgId}
+     left join product_version v on v.id = pr.active_version_id
+     left join customer c on c.id = ${p.customerId}::uuid and c.organisation_id = ${p.orgId}`,
 );
 
-/** What the answer to a recorded sale names: the customer's email and the product. */
-export async function saleSummary(em: EntityManager, purchaseId: string): Promise<{ customerEmail: string; productName: string }> {
-  const row = await saleSummaryRead.first(em, { purchaseId });
-  if (!row) throw new NotFoundError('purchase not found');
-  return row;
+/**
+ * The product and customer a sale names, in one read: `customerId` for an existing customer (a
+ * uuid), `email` for a new one (null for the other).
+ */
+export async function saleCheck(
+  em: EntityManager, check: { orgId: string; productId: string; customerId: string | null; email: string | null },
+): Promise<SaleCheckRow> {
+  return (await saleCheckRead.first(em, check))!;
 }
 
 export interface OrderLineKey {

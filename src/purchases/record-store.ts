@@ -1,7 +1,9 @@
 /**
  * Writing a purchase: the one statement that finds or creates the customer and creates the
- * purchase (the fulfilment workflow's first step), and the mark of a failed receipt. Writes the
- * tables `purchase` and `customer` (see purchase-store.ts and customer-store.ts for their reads).
+ * purchase (the fulfilment workflow's first step; for a sale recorded by its request, with its
+ * link and its run's start), and the mark of a failed receipt. Writes the tables `purchase` and
+ * `customer` (see purchase-store.ts and customer-store.ts for their reads) and, for a sale,
+ * `download_token`.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +13,7 @@ import { generatedKeyOf } from '../domain/license-keys';
 import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
 import { issueKeyWithPurchase, waitsForKey } from '../licenses/license-store';
 import { firstNotice } from './revocation-store';
+import { dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 
 export interface RecordPurchaseRow {
   product_found: boolean;
@@ -56,8 +59,11 @@ const RECORD_ROW_KEYS = {
  * The statement around `customer_row` (the customer's id, or no row): the product, the notice a
  * refund that came first left, the purchase made or found, and what the caller reads.
  */
-function recordWith<Customer>(customerRow: (p: Parameters<RecordParams & Customer>) => Sql) {
-  return (p: Parameters<RecordParams & Customer>) => sql`with product_row as (select id, active_version_id, license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}),
+function recordWith<Customer, Extra = NoRows>(
+  customerRow: (p: Parameters<RecordParams & Customer>) => Sql,
+  writesWith: (p: Parameters<RecordParams & Extra>) => Sql = () => sql``,
+) {
+  return (p: Parameters<RecordParams & Customer & Extra>) => sql`with product_row as (select id, active_version_id, license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}),
      ${customerRow(p)},
      notice as (${firstNotice({ orgId: p.orgId, source: p.source, orderRef: p.orderRef, paymentRef: p.paymentRef, productId: p.productId })}),
      new_purchase as (
@@ -79,6 +85,7 @@ function recordWith<Customer>(customerRow: (p: Parameters<RecordParams & Custome
        union all
        select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
        where id = ${p.purchaseKey} and external_order_id is null and not exists (select 1 from new_purchase))
+     ${writesWith(p)}
      select exists (select 1 from product_row) as product_found,
        (select id from customer_row limit 1) as customer_id,
        r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
@@ -89,21 +96,57 @@ function recordWith<Customer>(customerRow: (p: Parameters<RecordParams & Custome
 }
 
 /** An existing customer of the organisation. */
-const recordForCustomer = statement<RecordPurchaseRow, RecordParams & { customerId: string }>(
-  RECORD_ROW_KEYS,
-  recordWith<{ customerId: string }>((p) => sql`customer_row as (select id from customer where id = ${p.customerId} and organisation_id = ${p.orgId})`),
-);
+const customerById = (p: Parameters<{ customerId: string; orgId: string }>) =>
+  sql`customer_row as (select id from customer where id = ${p.customerId} and organisation_id = ${p.orgId})`;
 
 /** The customer found or created by email (created only when the product exists, so a refused sale leaves nothing behind). */
-const recordForEmail = statement<RecordPurchaseRow, RecordParams & { email: string; name: string }>(
-  RECORD_ROW_KEYS,
-  recordWith<{ email: string; name: string }>((p) => sql`new_customer as (
+const customerByEmail = (p: Parameters<{ email: string; name: string; orgId: string }>) => sql`new_customer as (
       insert into customer (id, organisation_id, email, name, created_at)
       select gen_random_uuid(), ${p.orgId}::uuid, ${p.email}::text, ${p.name}::text, now() where exists (select 1 from product_row)
       on conflict (organisation_id, email) do nothing returning id),
     customer_row as (
-      select id from new_customer union all select id from customer where organisation_id = ${p.orgId} and email = ${p.email} limit 1)`),
+      select id from new_customer union all select id from customer where organisation_id = ${p.orgId} and email = ${p.email} limit 1)`;
+
+const recordForCustomer = statement<RecordPurchaseRow, RecordParams & { customerId: string }>(RECORD_ROW_KEYS, recordWith(customerById));
+const recordForEmail = statement<RecordPurchaseRow, RecordParams & { email: string; name: string }>(RECORD_ROW_KEYS, recordWith(customerByEmail));
+
+/** What a sale recorded by its request writes beside its purchase (POST /api/purchases). */
+interface SaleWrites {
+  tokenHash: string;
+  expiresAt: Date;
+  now: Date;
+  /** Its run's outbox row (a DispatchRow as JSON). */
+  dispatchRow: string;
+}
+
+/**
+ * The link the answer shows and the start of the sale's run, written only with a purchase this
+ * statement created: a sale whose order is already recorded leaves neither.
+ */
+const saleWrites = (p: Parameters<RecordParams & SaleWrites>) => sql`,
+     sale_link as (
+       insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
+       select gen_random_uuid(), id, ${p.tokenHash}::text, ${p.expiresAt}::timestamptz, ${p.now}::timestamptz, 'receipt'
+       from new_purchase where id = ${p.purchaseKey}::uuid),
+     sale_start as (${dispatchInsert(sql`(select case when exists (select 1 from new_purchase) then ${p.dispatchRow}::jsonb else '[]'::jsonb end)`)})`;
+
+const recordSaleForCustomer = statement<RecordPurchaseRow, RecordParams & SaleWrites & { customerId: string }>(
+  RECORD_ROW_KEYS, recordWith(customerById, saleWrites),
 );
+const recordSaleForEmail = statement<RecordPurchaseRow, RecordParams & SaleWrites & { email: string; name: string }>(
+  RECORD_ROW_KEYS, recordWith(customerByEmail, saleWrites),
+);
+
+function recordParams(input: FulfilmentRequest & { purchaseKey: string }): RecordParams {
+  return {
+    orgId: input.orgId, productId: input.productId, purchaseKey: input.purchaseKey, source: input.source,
+    externalOrderId: input.externalOrderId, paymentReference: input.paymentReference ?? null,
+    orderRef: input.externalOrderId ?? '', paymentRef: input.paymentReference ?? '',
+    amount: input.amount, currency: input.currency, paymentMethod: input.paymentMethod, test: input.test,
+    receiptStatus: input.sendReceipt ? 'pending' : 'skipped', deliveryItemId: input.deliveryItemId ?? null,
+    generatedKey: generatedKeyOf(randomBytes(13)),
+  };
+}
 
 /**
  * Finds or creates the customer and creates the purchase, idempotently (a refund that came first,
@@ -114,20 +157,30 @@ const recordForEmail = statement<RecordPurchaseRow, RecordParams & { email: stri
  * trip, one commit). Returns the row as read; the caller decides what a missing part means.
  */
 export async function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
-  const params: RecordParams = {
-    orgId: input.orgId, productId: input.productId, purchaseKey: input.purchaseKey, source: input.source,
-    externalOrderId: input.externalOrderId, paymentReference: input.paymentReference ?? null,
-    orderRef: input.externalOrderId ?? '', paymentRef: input.paymentReference ?? '',
-    amount: input.amount, currency: input.currency, paymentMethod: input.paymentMethod, test: input.test,
-    receiptStatus: input.sendReceipt ? 'pending' : 'skipped', deliveryItemId: input.deliveryItemId ?? null,
-    generatedKey: generatedKeyOf(randomBytes(13)),
-  };
+  const params = recordParams(input);
   // Every part of one statement sees the same snapshot: a row another transaction commits
   // meanwhile (the same customer bought twice at once) is invisible here, and the statement
   // finds no customer or purchase; the retry sees it.
   const row = 'id' in input.customer
     ? await recordForCustomer.first(em, { ...params, customerId: input.customer.id })
     : await recordForEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
+  return row as RecordPurchaseRow;
+}
+
+/**
+ * `recordPurchase` for a sale recorded by its request, with the link its answer shows and its
+ * run's outbox row in the same statement: one round trip and one commit for the whole sale.
+ */
+export async function recordSalePurchase(
+  em: EntityManager,
+  input: FulfilmentRequest & { purchaseKey: string },
+  link: { tokenHash: string; expiresAt: Date; now: Date },
+  dispatch: DispatchRow,
+): Promise<RecordPurchaseRow> {
+  const params = { ...recordParams(input), ...link, dispatchRow: JSON.stringify([dispatch]) };
+  const row = 'id' in input.customer
+    ? await recordSaleForCustomer.first(em, { ...params, customerId: input.customer.id })
+    : await recordSaleForEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
   return row as RecordPurchaseRow;
 }
 

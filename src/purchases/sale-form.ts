@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { Customer, Product } from '../db/entities';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../domain/errors';
@@ -8,6 +7,7 @@ import type { FulfilmentRequest } from '../domain/fulfilment';
 import { normaliseAmount, normaliseCurrency } from '../domain/money';
 import { isPurchaseSource, PLATFORMS, type PurchaseSource } from '../domain/platforms';
 import { isUuid } from '../domain/uuid';
+import { saleCheck } from './purchase-store';
 
 /** An optional text field; blank is absent. */
 const optionalField = (max: number) => boundedText(max).trim().optional().transform((v) => (v ? v : undefined));
@@ -35,11 +35,18 @@ export interface SaleContext {
   enteredVia: Extract<PurchaseSource, 'api' | 'manual'>;
 }
 
+/** A checked sale: the fulfilment input, and the names its answer shows. */
+export interface ValidatedSale {
+  sale: FulfilmentRequest;
+  customerEmail: string;
+  productName: string;
+}
+
 /**
- * Checks a sale entered by API or dashboard against the organisation's data and turns it into
- * the fulfilment input. Every failure is a 4xx with a message that says what to fix.
+ * Checks a sale entered by API or dashboard against the organisation's data (one read) and turns
+ * it into the fulfilment input. Every failure is a 4xx with a message that says what to fix.
  */
-export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: SaleContext): Promise<FulfilmentRequest> {
+export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: SaleContext): Promise<ValidatedSale> {
   const currency = normaliseCurrency(form.currency);
   if (!currency) throw new ValidationError('currency must be a three-letter code such as USD');
   const amount = normaliseAmount(form.amount, currency);
@@ -49,44 +56,43 @@ export async function validateSale(em: EntityManager, form: PurchaseForm, ctx: S
   if ((form.source === undefined) !== (form.externalOrderId === undefined)) {
     throw new ValidationError('source and externalOrderId go together');
   }
-
   if (!isUuid(form.productId)) throw new NotFoundError('product not found');
-  const product = await em.findOne(Product, { id: form.productId, organisation: ctx.orgId }, { populate: ['activeVersion'] });
-  if (!product) throw new NotFoundError('product not found');
+
+  const isNew = form.customerId === 'new';
+  const typed = isNew ? form['newCustomer.email'] : undefined;
+  const email = typed === undefined ? null : normaliseEmail(typed) || null;
+  const customerId = !isNew && isUuid(form.customerId) ? form.customerId : null;
+  const found = await saleCheck(em, { orgId: ctx.orgId, productId: form.productId, customerId, email });
+  if (!found.product_found) throw new NotFoundError('product not found');
 
   let customer: FulfilmentRequest['customer'];
-  if (form.customerId === 'new') {
-    const typed = form['newCustomer.email'];
-    const email = typed === undefined ? undefined : normaliseEmail(typed);
+  if (isNew) {
     if (!email) throw new ValidationError('newCustomer.email is required when customerId is "new"');
     if (!isEmailAddress(email)) throw new ValidationError('newCustomer.email is not an email address');
-    const existing = await em.count(Customer, { organisation: ctx.orgId, email });
-    if (existing > 0) throw new UnprocessableError('a customer with that email already exists');
+    if (found.email_taken) throw new UnprocessableError('a customer with that email already exists');
     customer = { email, name: form['newCustomer.name'] ?? '' };
   } else {
-    const found = isUuid(form.customerId)
-      ? await em.findOne(Customer, { id: form.customerId, organisation: ctx.orgId })
-      : null;
-    if (!found) throw new NotFoundError('customer not found');
-    customer = { id: found.id };
+    if (!found.customer_id) throw new NotFoundError('customer not found');
+    customer = { id: found.customer_id };
   }
-
-  if (product.status !== 'published' || product.activeVersion?.status !== 'ready') {
-    throw new ConflictError('product is not live');
-  }
+  if (!found.product_live) throw new ConflictError('product is not live');
 
   const source = form.source ?? ctx.enteredVia;
   if (!isPurchaseSource(source)) throw new ValidationError('unknown source');
   return {
-    orgId: ctx.orgId,
-    source,
-    externalOrderId: form.externalOrderId ?? null,
-    productId: product.id,
-    customer,
-    amount,
-    currency,
-    paymentMethod: form.paymentMethod ?? 'custom',
-    test: false,
-    sendReceipt: form.sendEmail === 'true',
+    sale: {
+      orgId: ctx.orgId,
+      source,
+      externalOrderId: form.externalOrderId ?? null,
+      productId: form.productId,
+      customer,
+      amount,
+      currency,
+      paymentMethod: form.paymentMethod ?? 'custom',
+      test: false,
+      sendReceipt: form.sendEmail === 'true',
+    },
+    customerEmail: email ?? found.customer_email!,
+    productName: found.product_name!,
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { purchaseBatches, purchaseJson, PurchaseJsonSchema, saleSummary } from '../../../purchases/purchase-store';
+import { purchaseBatches, purchaseJson, PurchaseJsonSchema } from '../../../purchases/purchase-store';
 import { recordSale } from '../../../purchases/record-sale';
 import { PurchaseFormSchema, validateSale } from '../../../purchases/sale-form';
 import { formBodyOnly } from '../../form-body';
@@ -51,23 +51,22 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const principal = principalOf(request);
       const em = request.em;
-      const input = await validateSale(em, request.body, {
+      const { sale, customerEmail, productName } = await validateSale(em, request.body, {
         orgId: principal.orgId,
         enteredVia: principal.via === 'key' ? 'api' : 'manual',
       });
-      const recorded = await recordSale(em, input, deps.config.downloadLinks, deps.clock());
+      const recorded = await recordSale(em, sale, deps.config.downloadLinks, deps.clock());
       deps.dispatcher.nudge();
-      const { customerEmail, productName } = await saleSummary(em, recorded.purchaseId);
       return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
         purchaseId: recorded.purchaseId,
         customerId: recorded.customerId,
         customerEmail,
         productName,
-        amount: input.amount,
-        currency: input.currency,
+        amount: sale.amount,
+        currency: sale.currency,
         link: recorded.link.url,
         expiresAt: recorded.link.expiresAt,
-        emailed: input.sendReceipt,
+        emailed: sale.sendReceipt,
       }));
     });
   };
