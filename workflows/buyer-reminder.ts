@@ -5,9 +5,11 @@ import type { BuyerReminderInput, ReminderOutcome } from '../src/domain/reminder
 import { transferCompleted } from './messages';
 
 /**
- * The unclaimed-purchase reminder (decisions §16): a durable timer from the receipt's acceptance
- * to `dueAt`, not a sweep; a worker that dies meanwhile loses nothing, the engine keeps the timer.
- * A completed file transfer ends the wait without sending; at the end the activity looks at the
+ * The unclaimed-purchase reminder (decisions §16): a durable wait from the receipt's acceptance to
+ * `dueAt`, not a sweep; a worker that dies meanwhile loses nothing, the engine keeps the wait. Runs
+ * are started with the wait as their start delay, so they take no workflow task until due (runs
+ * started before that wait on the timer below). A completed file transfer ends the wait (its
+ * signal-with-start cuts the delay short) without sending; at the end the activity looks at the
  * purchase again (a transfer whose signal was lost, a revocation, notices turned off) and sends at
  * most one reminder (its sent-email key is the purchase's).
  */

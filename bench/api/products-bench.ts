@@ -7,6 +7,10 @@
  *   npm run bench:build && node .bench-build/bench/api/products-bench.js
  *
  * BENCH_SECONDS (default 10) bounds each side of each comparison (run in alternating rounds).
+ * BENCH_WORKER=off leaves out the worker, so a sale costs only what the API does for it (validation,
+ * the record, its run's start from the outbox), not its fulfilment on the same cores; with
+ * BENCH_DISPATCH=off too, the outbox keeps the starts (the front door alone, as the webhook ack
+ * benchmark measures it with DISPATCH_LOOPS=0).
  */
 import Fastify from 'fastify';
 import formbody from '@fastify/formbody';
@@ -26,7 +30,10 @@ function saleForm(productId: string, email: string): string {
 }
 
 async function main(): Promise<void> {
-  const world = await startBenchWorld();
+  const world = await startBenchWorld({
+    worker: process.env.BENCH_WORKER !== 'off',
+    env: process.env.BENCH_DISPATCH === 'off' ? { DISPATCH_LOOPS: '0' } : {},
+  });
   const bare = Fastify({ logger: false });
   try {
     const { h } = world;

@@ -267,13 +267,22 @@ export class WorkflowStarter {
         return;
       case 'buyer-reminder':
         // One run per purchase, ever: a repeated dispatch (a receipt re-sent) finds it open or done and starts nothing.
+        // Its wait is the engine's start delay: no workflow task until it is due (a timer would cost a task
+        // and its events on every sale's path), and the engine keeps it through any restart.
         await this.startOnce(() => this.client.withDeadline(deadline, () => this.client.workflow.start<typeof buyerReminder>('buyerReminder', {
           ...ONE_RUN_EVER, workflowId, taskQueue: this.taskQueue, priority, args: [{ ...request.payload, emailRetryWindowMs: this.emailRetryWindowMs }],
+          startDelay: Math.max(0, Date.parse(request.payload.dueAt) - Date.now()),
         })));
         return;
       case 'transfer-completed':
-        // A run that has ended (or not yet started: its activity finds the transfer) needs nothing.
-        await this.signalIfOpen(deadline, workflowId, transferCompleted);
+        // Signal-with-start: a plain signal would wait out the run's start delay, this one ends the wait
+        // now. A run that has not started yet starts told (the later start finds it done); one that
+        // ended is left alone.
+        await this.startOnce(() => this.client.withDeadline(deadline, () => this.client.workflow.signalWithStart<typeof buyerReminder, []>('buyerReminder', {
+          workflowIdReusePolicy: ONE_RUN_EVER.workflowIdReusePolicy, workflowId, taskQueue: this.taskQueue, priority,
+          args: [{ ...request.payload, dueAt: new Date().toISOString(), emailRetryWindowMs: this.emailRetryWindowMs }],
+          signal: transferCompleted, signalArgs: [],
+        })));
         return;
       case 'notify-buyers':
         // One run (chain) per version, ever: a repeated dispatch finds it open or done and starts nothing.
