@@ -6,9 +6,15 @@
  *   documented way over HTTPS; a read-only key is enough to list orders).
  * - Since: `modified_after` with `dates_are_gmt=true`. WordPress compares it strictly ("after") on
  *   whole seconds, so the request asks for one second earlier to include orders changed at `since`.
- * - Pages: numbered, `page` and `per_page` (at most 100); the answer's `X-WP-TotalPages` says how many
- *   there are (else its `Link: <…>; rel="next"`). Sorted by modification time ascending so that the
- *   high-water mark follows the pages read.
+ * - Pages: by modification time (`orderby=modified&order=asc`, so that the high-water mark follows the
+ *   pages read), 50 a request. Not by page number: an order modified while a run reads moves to the
+ *   end, every later one moves up a place, and the first of the next page would slide onto the page
+ *   already read, skipped for good (the mark passes it). So each next request asks page 1 again from
+ *   the last order read's time (one second early, as above), and drops the orders of that second it
+ *   has already read (their ids are in the cursor; one modified again since has a later time and is
+ *   kept). A page that all falls in one second cannot move that time: then the next numbered page
+ *   under the same `modified_after`, so a run always ends. `X-WP-TotalPages` (else `Link: <…>;
+ *   rel="next"`) says whether more follow.
  * - WooCommerce itself sets no rate limit, but hosts and security plugins answer 429 with
  *   `Retry-After`, which is honoured.
  *
@@ -16,8 +22,8 @@
  * by the adapter's own `pluginBOrder`; `date_modified_gmt` (UTC without an offset) is its change time.
  */
 import { z } from 'zod';
-import { text } from './fields';
-import { getJson, listedOrder, nextLink, notAPage, OrderListError, type OrderListClient, type OrderListPage } from './order-list';
+import { isObject, text } from './fields';
+import { getJson, listedOrder, nextLink, notAPage, OrderListError, type ListedOrder, type OrderListClient, type OrderListPage } from './order-list';
 import { pluginBOrder } from './plugin-b';
 
 export const PLUGIN_B_API_PATH = '/wp-json/wc/v3';
@@ -44,6 +50,68 @@ function modifiedAfter(since: string): string {
   return new Date(Math.floor(Date.parse(since) / 1000) * 1000 - 1000).toISOString().slice(0, 19);
 }
 
+/**
+ * Where the next request starts: its `modified_after` (WordPress's format), the numbered page under
+ * it, and the ids of the orders already read whose change time is the second after it (at most a page).
+ */
+const CursorSchema = z.object({
+  after: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/),
+  page: z.number().int().min(1),
+  seen: z.array(z.string()).max(PAGE_SIZE),
+});
+type Cursor = z.infer<typeof CursorSchema>;
+
+/** The cursor a page activity carries (an opaque string to the workflow); null: the first page from `since`. */
+function readCursor(cursor: string | null, since: string): Cursor {
+  if (cursor === null) return { after: modifiedAfter(since), page: 1, seen: [] };
+  // A run begun before paging by time carries a bare page number: it goes on by number.
+  if (/^[1-9]\d{0,5}$/.test(cursor)) return { after: modifiedAfter(since), page: Number(cursor), seen: [] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(cursor);
+  } catch {
+    parsed = undefined;
+  }
+  const checked = CursorSchema.safeParse(parsed);
+  if (!checked.success) throw new OrderListError(`not a plugin-b cursor: ${cursor}`);
+  return checked.data;
+}
+
+/** WordPress's reading of a `modified_after` without an offset (with `dates_are_gmt`), in ms. */
+function afterMs(after: string): number {
+  return Date.parse(`${after}Z`);
+}
+
+/** The whole second (ms) of an ISO change time, or null: WordPress compares whole seconds. */
+function secondOf(changedAt: string | null): number | null {
+  const at = changedAt === null ? NaN : Date.parse(changedAt);
+  return Number.isNaN(at) ? null : Math.floor(at / 1000) * 1000;
+}
+
+interface PageOrder {
+  /** The order's id as the list gives it (null when the entry has none). */
+  id: string | null;
+  listed: ListedOrder;
+}
+
+/**
+ * The next request after a page of `orders` (its ids and change times) read under `cursor`: page 1
+ * from the newest order's second, or, when the whole page is in `cursor.after`'s next second (the
+ * time cannot move), the next numbered page under the same `modified_after`.
+ */
+function nextCursor(cursor: Cursor, orders: readonly PageOrder[]): Cursor {
+  const seconds = orders.map((o) => secondOf(o.listed.changedAt)).filter((at): at is number => at !== null);
+  const newest = seconds.length > 0 ? Math.max(...seconds) : null;
+  if (newest !== null) {
+    const after = modifiedAfter(new Date(newest).toISOString());
+    if (afterMs(after) > afterMs(cursor.after)) {
+      const seen = orders.flatMap((o) => (o.id !== null && secondOf(o.listed.changedAt) === newest ? [o.id] : []));
+      return { after, page: 1, seen };
+    }
+  }
+  return { ...cursor, page: cursor.page + 1 };
+}
+
 function hasNextPage(page: number, totalPages: string | string[] | undefined, link: string | string[] | undefined): boolean {
   const total = Number(Array.isArray(totalPages) ? totalPages[0] : totalPages);
   return totalPages !== undefined && Number.isSafeInteger(total) ? page < total : nextLink(link) !== null;
@@ -60,23 +128,31 @@ export const pluginBOrders: OrderListClient<PluginBCredentials> = {
   defaultOrigin: () => null,
 
   async fetchPage({ origin, credentials, since, cursor, allowPrivate }): Promise<OrderListPage> {
-    const page = cursor === null ? 1 : Number(cursor);
-    if (!Number.isSafeInteger(page) || page < 1) throw new OrderListError(`not a page number: ${cursor}`);
+    const at = readCursor(cursor, since);
     const url = new URL(`${PLUGIN_B_API_PATH}/orders`, origin);
-    url.searchParams.set('modified_after', modifiedAfter(since));
+    url.searchParams.set('modified_after', at.after);
     url.searchParams.set('dates_are_gmt', 'true');
     url.searchParams.set('orderby', 'modified');
     url.searchParams.set('order', 'asc');
     url.searchParams.set('per_page', String(PAGE_SIZE));
-    url.searchParams.set('page', String(page));
+    url.searchParams.set('page', String(at.page));
     const basic = Buffer.from(`${credentials.consumerKey}:${credentials.consumerSecret}`).toString('base64');
     const answer = await getJson(url, { authorization: `Basic ${basic}` }, allowPrivate);
     if (answer.status !== 200) return notAPage(answer, new Date());
     if (!Array.isArray(answer.body)) throw new OrderListError('the order list is not a JSON array');
+    const orders = answer.body.map((order, index): PageOrder => ({
+      id: isObject(order) ? text(order.id) : null,
+      listed: listedOrder(order, `[${index}]`, pluginBOrder, (o) => gmtTime(o.date_modified_gmt)),
+    }));
+    // Asked one second early, so the orders of that second the last page gave come again: dropped.
+    const boundary = afterMs(at.after) + 1000;
+    const fresh = orders.filter((o) => o.id === null || !at.seen.includes(o.id) || secondOf(o.listed.changedAt) !== boundary);
+    // An empty page ends the list whatever its headers say.
+    const more = orders.length > 0 && hasNextPage(at.page, answer.headers['x-wp-totalpages'], answer.headers.link);
     return {
       kind: 'page',
-      orders: answer.body.map((order, index) => listedOrder(order, `[${index}]`, pluginBOrder, (o) => gmtTime(o.date_modified_gmt))),
-      nextCursor: hasNextPage(page, answer.headers['x-wp-totalpages'], answer.headers.link) ? String(page + 1) : null,
+      orders: fresh.map((o) => o.listed),
+      nextCursor: more ? JSON.stringify(nextCursor(at, orders)) : null,
       slowDownMs: 0,
     };
   },

@@ -3,7 +3,8 @@
  * that platform's simulator: 120 orders, 30 of which never came as webhooks, recovered by one run
  * and nothing twice; a 429 with `Retry-After: 2` waited out; refused credentials pausing the schedule
  * with one email. A platform's test file names its simulator, credentials and webhook body and calls
- * `reconciliationRuns` (storefront-a's own file, reconciliation.test.ts, covers more).
+ * `reconciliationRuns`, whose answer lets it add runs of its own on the same harness (storefront-a's
+ * own file, reconciliation.test.ts, covers more).
  */
 import { Purchase, SentEmail, WebhookDelivery } from '../../src/db/entities';
 import type { Platform } from '../../src/domain/platforms';
@@ -40,12 +41,26 @@ export interface ReconciliationPlatform<Order extends ListedOrderSpec, Sim exten
   secondRunPulled(orders: Order[], since: Date): number;
 }
 
+/** What a platform's file needs to add runs of its own on the same harness (it exists once `beforeAll` has run). */
+export interface ReconciliationRunsContext<Order, Sim> {
+  harness(): Harness;
+  /** `count` paid orders changed a minute apart over the last hours, oldest first. */
+  ordersOf(count: number): Order[];
+  /** The platform's simulator of `orders`, closed after the file. */
+  simulator(orders: Order[], orgId: string): Promise<Sim>;
+  /** Turns reconciliation on against the simulator. */
+  enable(org: WebhookOrg, sim: Sim): Promise<ReconciliationJson>;
+  /** Starts a run now and waits for it to record its result. */
+  runOnce(org: WebhookOrg): Promise<ReconciliationJson>;
+  receiptsReach(orgId: string, count: number): Promise<unknown>;
+}
+
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pick<OrderListServer, 'origin' | 'requests' | 'throttleOnce' | 'revokeToken' | 'close'>>(
   spec: ReconciliationPlatform<Order, Sim>,
-): void {
+): ReconciliationRunsContext<Order, Sim> {
   const { platform } = spec;
   let h: Harness;
   const simulators: Sim[] = [];
@@ -174,4 +189,6 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     expect(resumed.json()).toMatchObject({ state: 'active', pausedReason: null, apiBaseUrl: sim.origin });
     expect((await handle.describe()).state.paused).toBe(false);
   });
+
+  return { harness: () => h, ordersOf, simulator, enable, runOnce, receiptsReach };
 }
