@@ -6,7 +6,10 @@
  *
  * - a steady BENCH_RATE (300) webhooks/s for BENCH_SECONDS (30): p50, p99, non-200 answers; the bare
  *   server's p99 at the same rate is this machine's floor at that moment;
- * - the most acknowledgements a second with 32 in flight, for BENCH_MAX_SECONDS (10).
+ * - the most acknowledgements a second with 32 in flight, for BENCH_MAX_SECONDS (10), beside the bare
+ *   server and beside a second baseline that makes each answer durable as the service's are: the same
+ *   HMAC check, then one `INSERT … RETURNING` through `pg` (a pool of 20, the service's size) into the
+ *   service's own database, so with its `synchronous_commit` (target ≥ 0.5× of that one).
  *
  * Each server gets 3 s of the steady rate first, not counted (JIT, pools, prepared statements).
  * Fulfilment runs meanwhile (the worker sends every receipt to an SMTP sink), as on launch day;
@@ -21,6 +24,7 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import autocannon from 'autocannon';
+import { Pool } from 'pg';
 import { adapters } from '../../src/webhooks/registry';
 import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeFigures, type LoadFigures } from '../lib/load';
@@ -170,6 +174,36 @@ async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/** The floor of a durable acknowledgement: the bare server's check, then one commit per delivery. */
+async function bareInsertServer(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
+  await pool.query('create table if not exists bench_ack (id bigserial primary key, body bytea not null, received_at timestamptz not null default now())');
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const rawBody = Buffer.concat(chunks);
+      if (adapters['storefront-a'].verify({ rawBody, headers: request.headers, query: {} }, SECRETS['storefront-a'], new Date()) !== 'verified') {
+        response.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid or missing signature"}');
+        return;
+      }
+      pool.query<{ id: string }>('insert into bench_ack (body) values ($1) returning id', [rawBody]).then(
+        ({ rows }) => response.writeHead(200, { 'content-type': 'application/json' }).end(`{"received":true,"deliveryIds":["${rows[0].id}"]}`),
+        () => response.writeHead(503).end(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.end();
+    },
+  };
+}
+
 /**
  * Waits until every recorded entry is final and the outbox is empty; returns the seconds it took
  * (the front door alone fulfils nothing: its backlog is left as it is).
@@ -202,12 +236,13 @@ async function main(): Promise<void> {
   try {
     for (const shape of SHAPES) {
       const service = await startService(shape, sink.url);
+      const durable = await bareInsertServer(service.orm.config.getClientUrl());
       try {
         const org = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
         process.stdout.write(`\n${shape}: ${RATE}/s for ${SECONDS} s, then ${MAX_IN_FLIGHT} in flight for ${MAX_SECONDS} s\n`);
         const fixed = { orgId: org.orgId, seconds: SECONDS, connections: FIXED_RATE_CONNECTIONS, rate: RATE };
         // Warm-up, not counted: JIT, connection pools and prepared statements of both servers.
-        for (const baseUrl of [bare.url, service.base]) {
+        for (const baseUrl of [bare.url, durable.url, service.base]) {
           await inChild({ ...fixed, seconds: WARM_UP_SECONDS, title: 'warm-up', baseUrl, firstOrder: nextOrders() });
         }
         const bareFixed = await inChild({ ...fixed, title: `bare node:http at ${RATE}/s`, baseUrl: bare.url, firstOrder: nextOrders() });
@@ -218,25 +253,32 @@ async function main(): Promise<void> {
 
         const most = { orgId: org.orgId, seconds: MAX_SECONDS, connections: MAX_IN_FLIGHT };
         const bareMax = await inChild({ ...most, title: `bare node:http, ${MAX_IN_FLIGHT} in flight`, baseUrl: bare.url, firstOrder: nextOrders() });
+        const durableMax = await inChild({ ...most, title: `bare + INSERT, ${MAX_IN_FLIGHT} in flight`, baseUrl: durable.url, firstOrder: nextOrders() });
         const realMax = await inChild({ ...most, title: `${shape}, ${MAX_IN_FLIGHT} in flight`, baseUrl: service.base, firstOrder: nextOrders() });
-        process.stdout.write(`${describeFigures(bareMax)}\n${describeFigures(realMax)}\n`);
+        process.stdout.write(`${describeFigures(bareMax)}\n${describeFigures(durableMax)}\n${describeFigures(realMax)}\n`);
         const maxDrain = await drain(service, shape, org.orgId);
         const rss = service.peakRssMb();
 
         const p99Ratio = realFixed.latencyP99Ms / Math.max(bareFixed.latencyP99Ms, 1);
         const throughputRatio = realMax.requestsPerSecond / Math.max(bareMax.requestsPerSecond, 1);
+        const durableRatio = realMax.requestsPerSecond / Math.max(durableMax.requestsPerSecond, 1);
         const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
         process.stdout.write(`  backlog drained ${maxDrain.toFixed(1)} s after the run; peak RSS ${JSON.stringify(rss)} MB\n`);
         process.stdout.write(`  refused at ${RATE}/s: ${realFixed.refused} (target 0: ${verdict(realFixed.refused === 0)}); `
           + `p99 ${realFixed.latencyP99Ms} ms = ${p99Ratio.toFixed(2)}× bare (target ≤ ${TARGETS.p99Ratio}×: ${verdict(p99Ratio <= TARGETS.p99Ratio)}); `
-          + `most acks/s ${realMax.requestsPerSecond} = ${throughputRatio.toFixed(2)}× bare (target ≥ ${TARGETS.throughputRatio}×: ${verdict(throughputRatio >= TARGETS.throughputRatio)}); `
+          + `most acks/s ${realMax.requestsPerSecond} = ${throughputRatio.toFixed(2)}× bare (target ≥ ${TARGETS.throughputRatio}×: ${verdict(throughputRatio >= TARGETS.throughputRatio)}), `
+          + `${durableRatio.toFixed(2)}× bare + INSERT (target ≥ ${TARGETS.throughputRatio}×: ${verdict(durableRatio >= TARGETS.throughputRatio)}); `
           + `RSS (target ≤ ${TARGETS.rssMb} MB per role: ${verdict(Object.values(rss).every((mb) => mb <= TARGETS.rssMb))})\n`);
         results[shape] = {
           fixedRate: { bare: bareFixed, service: realFixed, p99Ratio: Number(p99Ratio.toFixed(2)), drainSeconds: Number(fixedDrain.toFixed(1)) },
-          mostAcks: { bare: bareMax, service: realMax, ratio: Number(throughputRatio.toFixed(2)), drainSeconds: Number(maxDrain.toFixed(1)) },
+          mostAcks: {
+            bare: bareMax, bareInsert: durableMax, service: realMax, ratio: Number(throughputRatio.toFixed(2)),
+            insertRatio: Number(durableRatio.toFixed(2)), drainSeconds: Number(maxDrain.toFixed(1)),
+          },
           peakRssMb: rss,
         };
       } finally {
+        await durable.close();
         await service.close();
       }
     }
