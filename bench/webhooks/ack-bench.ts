@@ -154,30 +154,11 @@ function inChild(job: ClientJob): Promise<Figures> {
   });
 }
 
-/** The floor: node:http reading the body and checking storefront-a's HMAC with the same adapter. */
-async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const verified = adapters['storefront-a'].verify(
-        { rawBody: Buffer.concat(chunks), headers: request.headers, query: {} },
-        SECRETS['storefront-a'],
-        new Date(),
-      ) === 'verified';
-      response.writeHead(verified ? 200 : 401, { 'content-type': 'application/json' });
-      response.end(verified ? '{"received":true,"deliveryIds":[]}' : '{"error":"invalid or missing signature"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** The floor of a durable acknowledgement: the bare server's check, then one commit per delivery. */
-async function bareInsertServer(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
-  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
-  await pool.query('create table if not exists bench_ack (id bigserial primary key, body bytea not null, received_at timestamptz not null default now())');
+/**
+ * A baseline: node:http reading the body and checking storefront-a's HMAC with the same adapter;
+ * with `record`, each verified delivery is also written before the answer (its id in the answer).
+ */
+async function bareServer(record?: (rawBody: Buffer) => Promise<string>): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -187,18 +168,25 @@ async function bareInsertServer(databaseUrl: string): Promise<{ url: string; clo
         response.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid or missing signature"}');
         return;
       }
-      pool.query<{ id: string }>('insert into bench_ack (body) values ($1) returning id', [rawBody]).then(
-        ({ rows }) => response.writeHead(200, { 'content-type': 'application/json' }).end(`{"received":true,"deliveryIds":["${rows[0].id}"]}`),
-        () => response.writeHead(503).end(),
-      );
+      const answer = (ids: string) => response.writeHead(200, { 'content-type': 'application/json' }).end(`{"received":true,"deliveryIds":[${ids}]}`);
+      if (!record) answer('');
+      else record(rawBody).then((id) => answer(`"${id}"`), () => response.writeHead(503).end());
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** The floor of a durable acknowledgement: the bare server, committing each delivery (pool of 20, the service's size). */
+async function bareInsertServer(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
+  await pool.query('create table if not exists bench_ack (id bigserial primary key, body bytea not null, received_at timestamptz not null default now())');
+  const server = await bareServer(async (rawBody) => (await pool.query<{ id: string }>('insert into bench_ack (body) values ($1) returning id', [rawBody])).rows[0].id);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       await pool.end();
     },
   };

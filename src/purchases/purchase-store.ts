@@ -249,17 +249,17 @@ export interface PurchaseBuyer {
   orderId: string | null;
 }
 
-const purchaseEmailRead = statement<PurchaseBuyer, { orgId: string; purchaseId: string }>(
+const purchaseBuyerRead = statement<PurchaseBuyer, { orgId: string; purchaseId: string }>(
   { email: true, revoked: true, orderId: true },
   (p) => sql`select c.email, p.revoked_at is not null as revoked, p.external_order_id as "orderId"
      from purchase p join customer c on c.id = p.customer_id
      where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId}`,
 );
 
-/** The email a purchase of this organisation was made with, or null when there is no such purchase. */
-export async function purchaseEmail(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseBuyer | null> {
+/** Whom a purchase of this organisation is for (email, order id, revoked), or null when there is no such purchase. */
+export async function purchaseBuyer(em: EntityManager, orgId: string, purchaseId: string): Promise<PurchaseBuyer | null> {
   if (!isUuid(purchaseId)) return null;
-  return (await purchaseEmailRead.first(em, { orgId, purchaseId })) ?? null;
+  return (await purchaseBuyerRead.first(em, { orgId, purchaseId })) ?? null;
 }
 
 const downloadLimitLock = statement<{ download_limit: number | null }, { orgId: string; purchaseId: string }>(

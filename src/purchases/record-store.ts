@@ -107,8 +107,18 @@ const customerByEmail = (p: Parameters<{ email: string; name: string; orgId: str
     customer_row as (
       select id from new_customer union all select id from customer where organisation_id = ${p.orgId} and email = ${p.email} limit 1)`;
 
-const recordForCustomer = statement<RecordPurchaseRow, RecordParams & { customerId: string }>(RECORD_ROW_KEYS, recordWith(customerById));
-const recordForEmail = statement<RecordPurchaseRow, RecordParams & { email: string; name: string }>(RECORD_ROW_KEYS, recordWith(customerByEmail));
+/**
+ * One record shape's two statements: for a customer named by id, and for one found or created by
+ * email; `writes` adds data-modifying CTEs that commit with the purchase.
+ */
+function recordStatements<Extra extends object>(writes?: (p: Parameters<RecordParams & Extra>) => Sql) {
+  return {
+    byId: statement<RecordPurchaseRow, RecordParams & Extra & { customerId: string }>(RECORD_ROW_KEYS, recordWith(customerById, writes)),
+    byEmail: statement<RecordPurchaseRow, RecordParams & Extra & { email: string; name: string }>(RECORD_ROW_KEYS, recordWith(customerByEmail, writes)),
+  };
+}
+
+const PURCHASE_ONLY = recordStatements<NoRows>();
 
 /** What a sale recorded by its request writes beside its purchase (POST /api/purchases). */
 interface SaleWrites {
@@ -130,12 +140,7 @@ const saleWrites = (p: Parameters<RecordParams & SaleWrites>) => sql`,
        from new_purchase where id = ${p.purchaseKey}::uuid),
      sale_start as (${dispatchInsert(sql`(select case when exists (select 1 from new_purchase) then ${p.dispatchRow}::jsonb else '[]'::jsonb end)`)})`;
 
-const recordSaleForCustomer = statement<RecordPurchaseRow, RecordParams & SaleWrites & { customerId: string }>(
-  RECORD_ROW_KEYS, recordWith(customerById, saleWrites),
-);
-const recordSaleForEmail = statement<RecordPurchaseRow, RecordParams & SaleWrites & { email: string; name: string }>(
-  RECORD_ROW_KEYS, recordWith(customerByEmail, saleWrites),
-);
+const SALE = recordStatements<SaleWrites>(saleWrites);
 
 function recordParams(input: FulfilmentRequest & { purchaseKey: string }): RecordParams {
   return {
@@ -156,32 +161,34 @@ function recordParams(input: FulfilmentRequest & { purchaseKey: string }): Recor
  * no id of its own: a sale recorded by its request). One statement (one round
  * trip, one commit). Returns the row as read; the caller decides what a missing part means.
  */
-export async function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
-  const params = recordParams(input);
-  // Every part of one statement sees the same snapshot: a row another transaction commits
-  // meanwhile (the same customer bought twice at once) is invisible here, and the statement
-  // finds no customer or purchase; the retry sees it.
-  const row = 'id' in input.customer
-    ? await recordForCustomer.first(em, { ...params, customerId: input.customer.id })
-    : await recordForEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
-  return row as RecordPurchaseRow;
+export function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
+  return runRecord(em, PURCHASE_ONLY, input, {});
 }
 
 /**
  * `recordPurchase` for a sale recorded by its request, with the link its answer shows and its
  * run's outbox row in the same statement: one round trip and one commit for the whole sale.
  */
-export async function recordSalePurchase(
+export function recordSalePurchase(
   em: EntityManager,
   input: FulfilmentRequest & { purchaseKey: string },
   link: { tokenHash: string; expiresAt: Date; now: Date },
   dispatch: DispatchRow,
 ): Promise<RecordPurchaseRow> {
-  const params = { ...recordParams(input), ...link, dispatchRow: JSON.stringify([dispatch]) };
+  return runRecord(em, SALE, input, { ...link, dispatchRow: JSON.stringify([dispatch]) });
+}
+
+async function runRecord<Extra extends object>(
+  em: EntityManager, statements: ReturnType<typeof recordStatements<Extra>>, input: FulfilmentRequest & { purchaseKey: string }, extra: Extra,
+): Promise<RecordPurchaseRow> {
+  const params = { ...recordParams(input), ...extra };
+  // Every part of one statement sees the same snapshot: a row another transaction commits
+  // meanwhile (the same customer bought twice at once) is invisible here, and the statement
+  // finds no customer or purchase; the retry sees it.
   const row = 'id' in input.customer
-    ? await recordSaleForCustomer.first(em, { ...params, customerId: input.customer.id })
-    : await recordSaleForEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
-  return row as RecordPurchaseRow;
+    ? await statements.byId.first(em, { ...params, customerId: input.customer.id })
+    : await statements.byEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
+  return row!;
 }
 
 const receiptFailedUpdate = statement<NoRows, { purchaseId: string }>(

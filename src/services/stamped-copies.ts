@@ -4,7 +4,7 @@ import { isPdfFile, MAX_STAMPED_PDF_BYTES, pdfStampOf } from '../domain/pdf-stam
 import { UnprocessableError } from '../domain/errors';
 import { lockStampedCopy, recordStampedCopy, stampedCopyOf, type StampedCopyRow } from '../downloads/stamped-copy-store';
 import { assertStampableOffThread, stampPdfOffThread } from '../downloads/pdf-stamping';
-import { purchaseEmail } from '../purchases/purchase-store';
+import { purchaseBuyer } from '../purchases/purchase-store';
 import { ObjectNotFoundError, type FileStorage } from '../storage/file-storage';
 import type { DownloadFile, DownloadLink } from './downloads';
 
@@ -52,7 +52,7 @@ function asServed(file: DownloadFile, copy: StampedCopyRow): DownloadFile {
 
 /** Stamps the file for the purchase, stores the copy (its key made from ids only) and records it. */
 async function makeStampedCopy(tx: EntityManager, storage: FileStorage, link: DownloadLink, file: DownloadFile, now: Date): Promise<StampedCopyRow> {
-  const buyer = await purchaseEmail(tx, link.orgId, link.purchaseId);
+  const buyer = await purchaseBuyer(tx, link.orgId, link.purchaseId);
   if (!buyer) throw new Error(`purchase ${link.purchaseId} of a download link is gone`);
   const stamp = pdfStampOf({ purchaseId: link.purchaseId, email: buyer.email, orderId: buyer.orderId });
   const stamped = await stampPdfOffThread(await readWhole(storage, file), stamp);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../../../domain/errors';
 import { findCustomers } from '../../../purchases/customer-store';
-import { purchaseEmail, searchPurchases } from '../../../purchases/purchase-store';
+import { purchaseBuyer, searchPurchases } from '../../../purchases/purchase-store';
 import { searchCustomers } from '../../../purchases/customer-store';
 import { listProducts } from '../../../services/products';
 import { countStaffMail } from '../../../services/staff-mail-limit';
@@ -80,7 +80,7 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const { orgId } = principalOf(request);
       const { purchaseId } = request.params;
-      const purchase = await purchaseEmail(request.em, orgId, purchaseId);
+      const purchase = await purchaseBuyer(request.em, orgId, purchaseId);
       if (purchase === null) throw new NotFoundError('purchase not found');
       // No link goes out for a revoked purchase (decisions §9): say so rather than promise one.
       if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before sending a link');
