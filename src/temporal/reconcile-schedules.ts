@@ -54,9 +54,13 @@ export class ReconcileSchedules {
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
     }
-    const handle = this.client.schedule.getHandle(scheduleId);
-    await handle.update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
-    await handle.unpause('credentials saved');
+    // Running again in the same update, not by an unpause sent after it: on a busy engine the two could
+    // be applied in the other order, and the update's state (still paused) then won for good.
+    await this.client.schedule.getHandle(scheduleId).update((previous) => ({
+      ...previous, spec, action,
+      policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP },
+      state: { ...previous.state, paused: false, note: 'credentials saved' },
+    }));
   }
 
   async pause(orgId: string, platform: Platform, note: string): Promise<void> {

@@ -5,17 +5,12 @@
  * purchase and one receipt each. The simulator reports a nearly full call-limit bucket, so the run
  * waits (a durable timer) after each page, which is where the kill lands.
  */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { Purchase, SentEmail } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
 import { workerProcesses } from '../helpers/worker-process';
 import { startStorefrontASimulator, type StorefrontASimulator } from '../helpers/simulators/storefront-a';
 import { eventually, seedWebhookOrg } from '../helpers/webhooks';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 const ENV = { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', RECONCILE_INTERVAL: '1h' };
 const ORDERS = 200;
 
@@ -24,7 +19,6 @@ let sim: StorefrontASimulator | undefined;
 const workers = workerProcesses(() => h, ENV);
 
 beforeAll(async () => {
-  await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   h = await startHarness({ worker: false, env: ENV });
 }, 300_000);
 afterAll(async () => {
@@ -59,6 +53,10 @@ test('a worker SIGKILLed mid-run: the run continues from the last finished page,
 
   const done = await eventually(async () => {
     const res = await h.app.inject({ method: 'GET', url: '/api/settings/integrations/storefront-a/reconciliation', headers });
+    // Only the settings count: an error's body has no lastRunAt either. A 5xx on a machine this busy
+    // is asked again; a 4xx fails here.
+    if (res.statusCode >= 500) return undefined;
+    expect(res.statusCode).toBe(200);
     const body = res.json() as { lastRunAt: string | null; lastResult: unknown };
     return body.lastRunAt === null ? undefined : body;
   }, 120_000, 'the run to finish');
