@@ -13,6 +13,11 @@ module.exports = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60_000,
+  // Two files at once on the two cores: a file spends much of its time waiting on the engine, the
+  // database and child processes. A worker whose heap grew past 1 GB (files keep what their servers
+  // allocated until the worker ends) is replaced before its next file.
+  maxWorkers: 2,
+  workerIdleMemoryLimit: '1GB',
   // Real servers keep sockets open for a moment after close.
   forceExit: true,
 };

@@ -109,6 +109,13 @@ export function freeFrontendPort(): Promise<number> {
   return freePortBlock(PORT_OFFSETS, { from: 7233, below: 32_768, step: 1_000 });
 }
 
+/**
+ * Connections to the engine's main store, per service (frontend, history, matching and worker each
+ * hold a pool). The module's 20 would let the engine alone take 80 of PostgreSQL's default 100,
+ * which the service's own pools share (the cluster tier saw 81 in use); 10 is more than two cores use.
+ */
+const ENGINE_STORE_CONNECTIONS = 10;
+
 /** The server's config for this machine: the module's development-postgres12.yaml, adapted. */
 export function serverConfigYaml(databaseUrl: string, ports: ClusterPorts, shards: number, names: TemporalDatabases): string {
   const pg = pgTargetOf(databaseUrl);
@@ -136,7 +143,7 @@ persistence:
   numHistoryShards: ${shards}
   datastores:
     postgres-default:
-${store(names.history, 20)}
+${store(names.history, ENGINE_STORE_CONNECTIONS)}
     postgres-visibility:
 ${store(names.visibility, 4)}
 

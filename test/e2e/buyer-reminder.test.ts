@@ -7,9 +7,6 @@
  * transfer, for a revoked purchase, a test purchase, or a customer who turned notices off; and the
  * run whose worker was killed sent exactly one.
  */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { ActivityLogEntry, Customer, Purchase } from '../../src/db/entities';
 import { reminderWorkflowId } from '../../src/domain/ids';
@@ -21,8 +18,6 @@ import { seedUser } from '../helpers/seed';
 import { signIn } from '../helpers/dashboard';
 import { edit, eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 const REMINDER_SUBJECT = /^Your download is waiting: /;
 
 let h: Harness;
@@ -36,7 +31,6 @@ const cases = {} as Record<'sent' | 'transferred' | 'revoked' | 'unsubscribed' |
 };
 
 beforeAll(async () => {
-  await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   h = await startHarness({ worker: false });
   base = await listen(h);
 }, 300_000);

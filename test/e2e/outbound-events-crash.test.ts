@@ -3,9 +3,6 @@
  * it) is SIGKILLed in the middle of a burst of 200 purchases with two endpoints, and started again.
  * Every endpoint gets every event at least once; de-duplicated by webhook-id, exactly once.
  */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -13,8 +10,6 @@ import { workerProcesses } from '../helpers/worker-process';
 import { startReceiver, type Receiver } from '../helpers/receivers';
 import { eventually } from '../helpers/webhooks';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 const PURCHASES = 200;
 const OUTBOUND_ENV = { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOUND_RETRY_SCHEDULE: '1s,2s,5s,10s,30s,1m' };
 
@@ -23,7 +18,6 @@ const receivers: Receiver[] = [];
 const workers = workerProcesses(() => h, OUTBOUND_ENV);
 
 beforeAll(async () => {
-  await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   h = await startHarness({ worker: false, env: OUTBOUND_ENV });
 }, 300_000);
 afterAll(async () => {

@@ -20,8 +20,6 @@ let env: NodeJS.ProcessEnv;
 let workerMetrics: string;
 
 beforeAll(async () => {
-  // The roles run from the build, as `npm start` runs them (built here when a source is newer).
-  await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   h = await startHarness({ worker: false });
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-e2e-'));
   const port = await freePort();

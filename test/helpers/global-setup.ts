@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../src/config';
@@ -35,6 +37,10 @@ async function reachable(url: string): Promise<boolean> {
  * Test files learn of them through environment variables (inherited by jest's workers).
  */
 export default async function globalSetup(): Promise<void> {
+  // The tests that run the service's processes run them from the build, as `npm start` does: built
+  // here once (when a source is newer), not by each file, where two at once would write over each other.
+  await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: path.resolve(__dirname, '../..') });
+
   const started: Array<() => Promise<void>> = [];
   (globalThis as { __testTeardown?: typeof started }).__testTeardown = started;
 

@@ -66,7 +66,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     WORKER_METRICS_ADDRESS: 'off',
     ...options.env,
   });
-  const orm = await createOrm(database.url);
+  // The service's pool, with a longer wait for a connection: its one second stands for overload in
+  // production, but on the test machine a browser, an engine and child processes share the two cores.
+  const orm = await createOrm(database.url, { pool: { min: 0, max: 20, acquireTimeoutMillis: 10_000 } });
   await migrate(orm);
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);

@@ -67,7 +67,6 @@ test('a damaged copy (same size, other bytes) is copied again; a source that dif
 });
 
 test('the CLI command: one JSON line, exit 0 when everything is there, the target named by --to', async () => {
-  await run(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
   // The target's S3 settings; the storage in use stays the harness's local disk.
   const s3 = s3StorageEnv(bucket);
   delete s3.STORAGE_URL;
