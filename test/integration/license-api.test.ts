@@ -228,7 +228,7 @@ test('activations and deactivations are recorded as license.* events with the se
     expect(events.statusCode).toBe(200);
     const found = (events.json() as Array<{ type: string; data: { instanceId: string } }>).filter((e) => e.data.instanceId === instanceId);
     return found.length > 0 ? found : undefined;
-  }, 10_000, `the ${type} event`);
+  }, 30_000, `the ${type} event`);
   const mine = await listed('license.activated');
   expect(mine).toEqual([{
     id: expect.stringMatching(/^evt_/), type: 'license.activated', timestamp: expect.any(String),
@@ -272,8 +272,11 @@ test('staff read a purchase\'s key and its activations; owners and admins deacti
   const unknown = `/api/purchases/${purchaseId}/license/activations/00000000-0000-4000-8000-000000000000`;
   expect((await h.app.inject({ method: 'DELETE', url: unknown, headers: callers.owner })).statusCode).toBe(404);
 
-  const events = await h.app.inject({ method: 'GET', url: '/api/events?type=license.deactivated&limit=1000', headers: callers.owner });
-  expect((events.json() as Array<{ data: { instanceId: string } }>).some((e) => e.data.instanceId === laptop.instanceId)).toBe(true);
+  // Listed once every transaction begun before its own has ended, anywhere on the server: waited for.
+  await eventually(async () => {
+    const events = await h.app.inject({ method: 'GET', url: '/api/events?type=license.deactivated&limit=1000', headers: callers.owner });
+    return (events.json() as Array<{ data: { instanceId: string } }>).some((e) => e.data.instanceId === laptop.instanceId) ? true : undefined;
+  }, 30_000, 'the license.deactivated event');
 
   // The dispute evidence keeps every installation, the deactivated one with its time.
   const evidence = await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence`, headers: callers.owner });
