@@ -25,6 +25,7 @@ import { fork } from 'node:child_process';
 import http from 'node:http';
 import autocannon from 'autocannon';
 import { Pool } from 'pg';
+import { SERVICE_POOL } from '../../src/db/orm';
 import { adapters } from '../../src/webhooks/registry';
 import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeFigures, type LoadFigures } from '../lib/load';
@@ -178,9 +179,9 @@ async function bareServer(record?: (rawBody: Buffer) => Promise<string>): Promis
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** The floor of a durable acknowledgement: the bare server, committing each delivery (pool of 20, the service's size). */
+/** The floor of a durable acknowledgement: the bare server, committing each delivery (through a pool of the service's size). */
 async function bareInsertServer(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
-  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
+  const pool = new Pool({ connectionString: databaseUrl, max: SERVICE_POOL.max });
   await pool.query('create table if not exists bench_ack (id bigserial primary key, body bytea not null, received_at timestamptz not null default now())');
   const server = await bareServer(async (rawBody) => (await pool.query<{ id: string }>('insert into bench_ack (body) values ($1) returning id', [rawBody])).rows[0].id);
   return {

@@ -6,6 +6,12 @@ import { MIGRATIONS } from '../../migrations';
 
 export type Orm = MikroORM;
 
+/**
+ * The service's connection pool. Waiting over a second for a connection is overload: the caller gets
+ * 503 (a webhook within decisions §4's second) or an activity retries, instead of queueing for a minute.
+ */
+export const SERVICE_POOL = { min: 0, max: 20, acquireTimeoutMillis: 1_000 } as const;
+
 export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}): Options {
   return {
     clientUrl: databaseUrl,
@@ -24,9 +30,7 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
       snapshot: false,
       silent: true,
     },
-    // Waiting over a second for a connection is overload: the caller gets 503 (a webhook within
-    // decisions §4's second) or an activity retries, instead of queueing for a minute.
-    pool: { min: 0, max: 20, acquireTimeoutMillis: 1_000 },
+    pool: { ...SERVICE_POOL },
     debug: false,
     allowGlobalContext: false,
     ...overrides,

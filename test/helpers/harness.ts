@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../src/config';
-import { createOrm, migrate, type Orm } from '../../src/db/orm';
+import { createOrm, migrate, SERVICE_POOL, type Orm } from '../../src/db/orm';
 import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
@@ -68,7 +68,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   // The service's pool, with a longer wait for a connection: its one second stands for overload in
   // production, but on the test machine a browser, an engine and child processes share the two cores.
-  const orm = await createOrm(database.url, { pool: { min: 0, max: 20, acquireTimeoutMillis: 10_000 } });
+  const orm = await createOrm(database.url, { pool: { ...SERVICE_POOL, acquireTimeoutMillis: 10_000 } });
   await migrate(orm);
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);

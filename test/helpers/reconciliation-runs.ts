@@ -187,7 +187,7 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     const resumed = await api(org, 'PUT', '', { enabled: true, ...spec.newCredentials(sim) });
     expect(resumed.statusCode).toBe(200);
     expect(resumed.json()).toMatchObject({ state: 'active', pausedReason: null, apiBaseUrl: sim.origin });
-    // The engine applies a schedule's unpause through its scheduler run: a busy engine shows it a moment later.
+    // The engine applies a schedule's update through its scheduler run: a busy engine shows it a moment later.
     await eventually(async () => ((await handle.describe()).state.paused ? undefined : true), 10_000, 'the schedule running again');
   });
 

@@ -8,6 +8,7 @@ import { LicenseKey } from '../../src/db/entities';
 import { buildApiApp } from '../../src/roles';
 import { LICENSE_API_LIMITS } from '../../src/http/routes/licenses';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
+import { listedEvents } from '../helpers/events';
 import { startHarness, type Harness } from '../helpers/harness';
 import { parsePdf, squash } from '../helpers/pdf-text';
 import { seedProduct } from '../helpers/seed';
@@ -221,14 +222,8 @@ test('activations and deactivations are recorded as license.* events with the se
   const { instanceId } = activated.json() as { instanceId: string };
   expect((await call('deactivate', { key, instanceId }, ip)).statusCode).toBe(200);
 
-  // An event is listed once every transaction that began before its own has ended (the sale's receipt
-  // may still be going out): the list catches up, it does not skip.
-  const listed = (type: string) => eventually(async () => {
-    const events = await h.app.inject({ method: 'GET', url: `/api/events?type=${type}&limit=1000`, headers: callers.owner });
-    expect(events.statusCode).toBe(200);
-    const found = (events.json() as Array<{ type: string; data: { instanceId: string } }>).filter((e) => e.data.instanceId === instanceId);
-    return found.length > 0 ? found : undefined;
-  }, 30_000, `the ${type} event`);
+  const listed = (type: string) => listedEvents<{ type: string; data: { instanceId: string } }>(
+    h.app, callers.owner, type, (e) => e.data.instanceId === instanceId);
   const mine = await listed('license.activated');
   expect(mine).toEqual([{
     id: expect.stringMatching(/^evt_/), type: 'license.activated', timestamp: expect.any(String),
@@ -272,11 +267,7 @@ test('staff read a purchase\'s key and its activations; owners and admins deacti
   const unknown = `/api/purchases/${purchaseId}/license/activations/00000000-0000-4000-8000-000000000000`;
   expect((await h.app.inject({ method: 'DELETE', url: unknown, headers: callers.owner })).statusCode).toBe(404);
 
-  // Listed once every transaction begun before its own has ended, anywhere on the server: waited for.
-  await eventually(async () => {
-    const events = await h.app.inject({ method: 'GET', url: '/api/events?type=license.deactivated&limit=1000', headers: callers.owner });
-    return (events.json() as Array<{ data: { instanceId: string } }>).some((e) => e.data.instanceId === laptop.instanceId) ? true : undefined;
-  }, 30_000, 'the license.deactivated event');
+  await listedEvents<{ data: { instanceId: string } }>(h.app, callers.owner, 'license.deactivated', (e) => e.data.instanceId === laptop.instanceId);
 
   // The dispute evidence keeps every installation, the deactivated one with its time.
   const evidence = await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence`, headers: callers.owner });

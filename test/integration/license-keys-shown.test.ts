@@ -8,7 +8,7 @@ import { GENERATED_KEY_RE } from '../../src/domain/license-keys';
 import { startHarness, type Harness } from '../helpers/harness';
 import { tokenOfLink } from '../helpers/download-links';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
-import { eventually } from '../helpers/webhooks';
+import { listedEvents } from '../helpers/events';
 
 let h: Harness;
 let owner: Record<string, string>;
@@ -103,11 +103,7 @@ describe('a generated-key product\'s sale', () => {
   });
 
   test('the purchase.created event\'s data (the purchase as recorded) has the key', async () => {
-    const events = await eventually(async () => {
-      const res = await h.app.inject({ method: 'GET', url: '/api/events?type=purchase.created&limit=1000', headers: owner });
-      const found = (res.json() as Array<{ data: ListedPurchase }>).filter((e) => e.data.id === purchaseId);
-      return found.length > 0 ? found : undefined;
-    }, 20_000, 'the purchase.created event');
+    const events = await listedEvents<{ data: ListedPurchase }>(h.app, owner, 'purchase.created', (e) => e.data.id === purchaseId, 20_000);
     expect(events[0].data.licenseKey).toBe(key);
   });
 });

@@ -11,6 +11,7 @@ import { sendWebhook } from '../../src/events/sender';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../src/domain/outbound-events';
 import { markReceiptFailed } from '../../src/purchases/record-store';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
+import { listedEvents } from '../helpers/events';
 import { seedPurchase } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
 import { startReceiver, type Answer, type Receiver } from '../helpers/receivers';
@@ -120,7 +121,8 @@ describe('events are recorded with their change and sent once per subscribed end
 
     // The events API lists them oldest first and pages from an id; each event tells its deliveries.
     // An event is listed once every transaction begun before its own has ended, anywhere on the
-    // PostgreSQL server (another test file's among them): the list catches up.
+    // PostgreSQL server (another test file's among them): the list catches up. Waited for until each
+    // type is there as often as expected (both sales), so the paging below reads a list that has settled.
     const listed = await eventually(async () => {
       const page = (await api('GET', '/api/events?limit=1000')).json() as Array<{ id: string; type: string }>;
       const types = page.map((e) => e.type);
@@ -186,10 +188,7 @@ describe('delivery', () => {
     await h.mailbox.waitFor((m) => m.subject.includes('Webhook endpoint disabled') && m.text.includes(r.url), 30_000);
     // A disabled endpoint receives nothing: the next event has no delivery for it.
     const newest = await purchaseViaApi();
-    const created = await eventually(async () => {
-      const events = (await api('GET', '/api/events?type=purchase.created&limit=1000')).json() as Array<{ id: string; data: { id: string } }>;
-      return events.find((e) => e.data.id === newest);
-    }, 30_000, 'the new purchase\'s event');
+    const [created] = await listedEvents<{ id: string; data: { id: string } }>(h.app, callers.owner, 'purchase.created', (e) => e.data.id === newest);
     expect((await api('GET', `/api/events/${created.id}`)).json().deliveries).toEqual([]);
     expect(r.received).toHaveLength(1);
   }, 120_000);
