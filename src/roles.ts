@@ -201,7 +201,8 @@ export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) =
     stop().then(
       () => process.exit(0),
       (error: unknown) => {
-        log(`shutdown failed: ${(error as Error).stack ?? String(error)}`);
+        // Whatever the log level: the exit status alone does not say what failed.
+        process.stderr.write(`shutdown failed: ${(error as Error).stack ?? String(error)}\n`);
         process.exit(1);
       },
     );
