@@ -161,7 +161,6 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
   };
 }
 
-/** Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once. */
 /**
  * Runs a process that starts others (`npm start`, `npm run start:cluster`): `start` gets a logger at
  * LOG_LEVEL (at least info: the ready lines matter) and a list of stops, run in reverse order on
@@ -189,6 +188,7 @@ export async function runStarter(
   }
 }
 
+/** Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once. */
 export function onShutdownSignal(stop: () => Promise<void>, log: (msg: string) => void): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {

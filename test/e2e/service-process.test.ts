@@ -52,6 +52,12 @@ function start(script: string, extraEnv: NodeJS.ProcessEnv = {}): WatchedChild {
   return started;
 }
 
+/** Exit status 0 after SIGTERM; otherwise fails with what the process last wrote (the status alone says nothing). */
+async function expectCleanExit(started: WatchedChild): Promise<void> {
+  const code = await exitOf(started.child);
+  if (code !== 0) throw new Error(`exited with ${code}; its last output:\n${started.output().slice(-8_000)}`);
+}
+
 test('npm start with every variable set starts nothing embedded, sells through Temporal and stops on SIGTERM', async () => {
   const service = start('main.js');
   try {
@@ -98,7 +104,7 @@ test('npm start with every variable set starts nothing embedded, sells through T
     expect(worker).toMatch(/^delivery_receipt_send_seconds_count\{/m);
   } finally {
     service.child.kill('SIGTERM');
-    expect(await exitOf(service.child)).toBe(0);
+    await expectCleanExit(service);
   }
 }, 180_000);
 
@@ -124,8 +130,8 @@ test('the api and worker roles run separately and stop cleanly on SIGTERM', asyn
   } finally {
     api.child.kill('SIGTERM');
     worker.child.kill('SIGTERM');
-    expect(await exitOf(api.child)).toBe(0);
-    expect(await exitOf(worker.child)).toBe(0);
+    await expectCleanExit(api);
+    await expectCleanExit(worker);
   }
 });
 
@@ -144,7 +150,7 @@ test('the api role starts, is ready and accepts a delivery while Temporal is out
     expect(entry.status).toBe('Pending');
   } finally {
     api.child.kill('SIGTERM');
-    expect(await exitOf(api.child)).toBe(0);
+    await expectCleanExit(api);
   }
 });
 
