@@ -1,4 +1,4 @@
-import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
+import { Client, Connection, type ConnectionLike, isGrpcServiceError, ServiceError, WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
 import type { FulfilmentInput } from '../domain/fulfilment';
 import { NamespaceNotFoundError, WorkflowNotFoundError, type Priority, type SearchAttributePair, type SignalDefinition } from '@temporalio/common';
 import type { Config } from '../config';
@@ -103,10 +103,15 @@ export type WorkflowStartPolicy = Pick<Config, 'temporal' | 'emailRetryWindowMs'
  */
 export function connectTemporal(address: string, namespace: string, keyRing: KeyRing): { connection: Connection; client: Client } {
   const connection = Connection.lazy({ address });
+  return { connection, client: serviceClient(connection, namespace, keyRing) };
+}
+
+/** The service's client over a connection it does not own (a worker's, whose role closes it). */
+export function serviceClient(connection: ConnectionLike, namespace: string, keyRing: KeyRing): Client {
   const interceptors = activeTracing().enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
   // A plain payload the client reads back (a result, a history) starts nothing: only workers refuse them.
   const dataConverter = encryptedPayloads(keyRing, { acceptPlaintext: true });
-  return { connection, client: new Client({ connection, namespace, dataConverter, interceptors }) };
+  return new Client({ connection, namespace, dataConverter, interceptors });
 }
 
 /**

@@ -5,7 +5,7 @@ import {
 import { createActivities, createOutboundActivities, createReconcileActivities, type ActivityDeps } from '../../activities';
 import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
-import { connectTemporal } from './client';
+import { serviceClient } from './client';
 import { encryptedPayloads } from './encryption-codec';
 import { ReconcileSchedules } from './reconcile-schedules';
 import {
@@ -129,11 +129,11 @@ export interface ServiceWorker {
   getState(): ReturnType<Worker['getState']>;
 }
 
-function together(main: Worker, outbound: Worker, afterwards: () => Promise<void>): ServiceWorker {
+function together(main: Worker, outbound: Worker): ServiceWorker {
   return {
     async run() {
       // One stopping (failed or shut down) stops the other.
-      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]).finally(afterwards);
+      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]);
     },
     shutdown() {
       stop(main);
@@ -166,10 +166,9 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Servic
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: false }),
     interceptors: { activity: activityInterceptors() },
   });
-  // Reconciliation pauses its schedule when a platform refuses the credentials: a client of its own,
-  // connected on first use (most workers never need it).
-  const scheduleClient = connectTemporal(setup.address, setup.namespace, setup.keyRing);
-  const schedules = new ReconcileSchedules(scheduleClient.client, { taskQueue: setup.taskQueue, intervalMs: setup.deps.config.reconcile.intervalMs });
+  // Reconciliation pauses its schedule when a platform refuses the credentials: through the worker's
+  // own connection.
+  const schedules = new ReconcileSchedules(serviceClient(connection, setup.namespace, setup.keyRing), { taskQueue: setup.taskQueue, intervalMs: setup.deps.config.reconcile.intervalMs });
   const main = await Worker.create({
     connection,
     namespace: setup.namespace,
@@ -180,5 +179,5 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Servic
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
-  return { worker: together(main, outbound, () => scheduleClient.connection.close()), connection };
+  return { worker: together(main, outbound), connection };
 }
