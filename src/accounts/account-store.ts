@@ -212,21 +212,27 @@ export function organisationSettingsRow(em: EntityManager, orgId: string): Promi
   return settingsRead.first(em, { orgId });
 }
 
-const supportEmailWrite = statement<NoRows, { supportEmail: string | null; orgId: string }>(
-  {},
-  (p) => sql`update organisation set support_email = ${p.supportEmail} where id = ${p.orgId}`,
+const settingsWrite = statement<OrganisationSettingsRow, {
+  orgId: string; setSupportEmail: boolean; supportEmail: string | null; setReminder: boolean; minutes: number | null;
+}>(
+  { name: true, support_email: true, reminder_after_minutes: true },
+  (p) => sql`update organisation
+       set support_email = case when ${p.setSupportEmail}::boolean then ${p.supportEmail}::text else support_email end,
+           reminder_after_minutes = case when ${p.setReminder}::boolean then ${p.minutes}::integer else reminder_after_minutes end
+     where id = ${p.orgId}
+     returning name, support_email, reminder_after_minutes`,
 );
 
-export async function setSupportEmail(em: EntityManager, orgId: string, supportEmail: string | null): Promise<void> {
-  await supportEmailWrite.run(em, { supportEmail, orgId });
-}
-
-const reminderDelayWrite = statement<NoRows, { minutes: number | null; orgId: string }>(
-  {},
-  (p) => sql`update organisation set reminder_after_minutes = ${p.minutes} where id = ${p.orgId}`,
-);
-
-/** The buyer reminder's delay (decisions §16); null turns reminders off. */
-export async function setReminderAfterMinutes(em: EntityManager, orgId: string, minutes: number | null): Promise<void> {
-  await reminderDelayWrite.run(em, { minutes, orgId });
+/**
+ * Writes the settings given (undefined: unchanged) in one statement, so a change is whole or not at
+ * all, and answers the settings as they now are. A null delay turns the buyer reminder off (§16).
+ */
+export async function writeOrganisationSettings(
+  em: EntityManager, orgId: string, changes: { supportEmail?: string | null; reminderAfterMinutes?: number | null },
+): Promise<OrganisationSettingsRow | undefined> {
+  return settingsWrite.first(em, {
+    orgId,
+    setSupportEmail: changes.supportEmail !== undefined, supportEmail: changes.supportEmail ?? null,
+    setReminder: changes.reminderAfterMinutes !== undefined, minutes: changes.reminderAfterMinutes ?? null,
+  });
 }

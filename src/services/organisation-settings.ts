@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { organisationSettingsRow, setReminderAfterMinutes, setSupportEmail } from '../accounts/account-store';
+import { organisationSettingsRow, writeOrganisationSettings, type OrganisationSettingsRow } from '../accounts/account-store';
 import { ValidationError } from '../domain/errors';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
@@ -41,7 +41,10 @@ export const OrganisationSettingsInputSchema = z.object({
 export type OrganisationSettingsInput = z.infer<typeof OrganisationSettingsInputSchema>;
 
 export async function organisationSettings(em: EntityManager, orgId: string): Promise<OrganisationSettings> {
-  const row = (await organisationSettingsRow(em, orgId))!;
+  return settingsOf((await organisationSettingsRow(em, orgId))!);
+}
+
+function settingsOf(row: OrganisationSettingsRow): OrganisationSettings {
   return { name: row.name, supportEmail: row.support_email, reminderAfterMinutes: row.reminder_after_minutes };
 }
 
@@ -63,7 +66,5 @@ export function reminderAfterMinutesFromForm(typed: string): number | null {
 /** The support address is checked before anything is written: a refused body changes nothing. */
 export async function updateOrganisationSettings(em: EntityManager, orgId: string, input: OrganisationSettingsInput): Promise<OrganisationSettings> {
   const supportEmail = input.supportEmail === undefined ? undefined : supportEmailOf(input.supportEmail);
-  if (supportEmail !== undefined) await setSupportEmail(em, orgId, supportEmail);
-  if (input.reminderAfterMinutes !== undefined) await setReminderAfterMinutes(em, orgId, input.reminderAfterMinutes);
-  return organisationSettings(em, orgId);
+  return settingsOf((await writeOrganisationSettings(em, orgId, { supportEmail, reminderAfterMinutes: input.reminderAfterMinutes }))!);
 }
