@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, statement, type NoRows, type Parameters } from '../db/sql';
 import { skuMatchesSql, type SkuMatchRow } from '../catalogue/catalogue-store';
-import { backlogFullOf } from '../outbox/outbox-store';
+import { backlogWaitingOf } from '../outbox/outbox-store';
 import { organisationsPaidWith } from '../purchases/purchase-store';
 
 const configuredRead = statement<{ platform: string }, { orgId: string }>(
@@ -92,17 +92,18 @@ export interface CandidateRow {
   private_key: string | null;
   account_id: string | null;
   matches: SkuMatchRow[];
-  backlog_full: boolean;
+  /** Its live outbox rows, counted up to the cap; null when the query said its count is known. */
+  backlog_waiting: number | null;
 }
 
-type CandidateParams = { skus: string[]; backlogSkip: number; platform: string };
+type CandidateParams = { skus: string[]; backlogCap: number; backlogKnown: string[]; platform: string };
 
 const candidateSelect = (p: Parameters<CandidateParams>) => sql`select o.id, o.subscription_expires_on::text as subscription_expires_on,
-  i.id as integration_id, i.secret, i.private_key, i.account_id, ${skuMatchesSql(p.skus, sql`o.id`)} as matches, ${backlogFullOf(p.backlogSkip)} as backlog_full
+  i.id as integration_id, i.secret, i.private_key, i.account_id, ${skuMatchesSql(p.skus, sql`o.id`)} as matches, ${backlogWaitingOf({ cap: p.backlogCap, skip: p.backlogKnown })} as backlog_waiting
   from organisation o left join integration i on i.organisation_id = o.id and i.platform = ${p.platform}`;
 
 const CANDIDATE_COLUMNS = {
-  id: true, subscription_expires_on: true, integration_id: true, secret: true, private_key: true, account_id: true, matches: true, backlog_full: true,
+  id: true, subscription_expires_on: true, integration_id: true, secret: true, private_key: true, account_id: true, matches: true, backlog_waiting: true,
 } as const;
 
 const namedCandidate = statement<CandidateRow, CandidateParams & { orgId: string }>(
@@ -125,14 +126,16 @@ const sharedRouteCandidates = statement<CandidateRow, CandidateParams & { orgId:
 export interface CandidateQuery {
   /** Normalised SKUs. */
   skus: string[];
-  /** The front door's cap on an organisation's waiting outbox rows. */
+  /** The front door's cap on an organisation's waiting outbox rows: their count stops there. */
   backlogCap: number;
+  /** Organisations whose backlog is not counted (the front door knows it): their `backlog_waiting` is null. */
+  backlogKnown: string[];
   platform: string;
 }
 
 /** The organisation of a per-organisation path (a UUID), if it exists: one prepared statement. */
 export function candidateByOrganisation(em: EntityManager, query: CandidateQuery, orgId: string): Promise<CandidateRow[]> {
-  return namedCandidate.rows(em, { skus: query.skus, backlogSkip: query.backlogCap - 1, platform: query.platform, orgId });
+  return namedCandidate.rows(em, { ...query, orgId });
 }
 
 /** The organisations a shared route's event may be for (see sharedRouteCandidates): one prepared statement. */
@@ -141,7 +144,5 @@ export function candidatesBySharedRoute(
   query: CandidateQuery,
   route: { orgId: string | null; accountId: string | null; paymentReference: string | null },
 ): Promise<CandidateRow[]> {
-  return sharedRouteCandidates.rows(em, {
-    skus: query.skus, backlogSkip: query.backlogCap - 1, platform: query.platform, ...route,
-  });
+  return sharedRouteCandidates.rows(em, { ...query, ...route });
 }

@@ -148,9 +148,11 @@ export async function backlogCounts(em: EntityManager, orgId: string | null): Pr
 }
 
 /**
- * Whether organisation `o` of an enclosing read has more live outbox rows than `skip` (reads no more
- * index entries than that): the front door's backlog cap, in its candidate read.
+ * How many live outbox rows organisation `o` of an enclosing read has, counting no further than `cap`
+ * (so reading no more index entries than that), or null for the organisations in `skip` (their count
+ * is known): the front door's backlog cap, in its candidate read.
  */
-export function backlogFullOf(skip: Parameters<{ skip: number }>['skip']): Sql {
-  return sql`exists (select 1 from workflow_dispatch wd where wd.organisation_id = o.id and wd.dead_at is null offset ${skip})`;
+export function backlogWaitingOf(p: Parameters<{ cap: number; skip: string[] }>): Sql {
+  return sql`case when o.id = any(${p.skip}::uuid[]) then null else (select count(*)::int from
+    (select 1 from workflow_dispatch wd where wd.organisation_id = o.id and wd.dead_at is null limit ${p.cap}) w) end`;
 }

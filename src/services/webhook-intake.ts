@@ -47,6 +47,7 @@ import { deliveryWrite, recordDeliveries, type DeliveryWrite } from './delivery-
 import { knownOrderIds } from '../deliveries/delivery-store';
 import type { NormalizedOrder } from '../webhooks/adapter';
 import { claimSignedNonce, ReplayRefusedError } from './signature-nonces';
+import type { BacklogReadings } from './backlog-readings';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
 import { candidateByOrganisation, candidatesBySharedRoute, type CandidateRow } from '../accounts/integration-store';
@@ -65,8 +66,11 @@ export interface IntakeDeps {
   record: (write: DeliveryWrite) => Promise<void>;
   /** Told after each commit that added outbox rows, so they are dispatched at once. */
   onRecorded: () => void;
-  /** Outbox rows an organisation may have waiting before its deliveries are refused for now (DISPATCH_ORGANISATION_BACKLOG). */
-  organisationBacklog: number;
+  /**
+   * Outbox rows an organisation may have waiting before its deliveries are refused for now
+   * (DISPATCH_ORGANISATION_BACKLOG), with what this process last read of each organisation's.
+   */
+  backlog: BacklogReadings;
 }
 
 /** When an organisation whose outbox share is full is told to come back; its platform retries. */
@@ -84,7 +88,7 @@ interface Candidate {
   secrets: IntegrationSecrets | null;
   /** This organisation's products for the SKUs looked up with its secrets (see `skusToLookUp`). */
   matches: Map<string, MatchedProduct>;
-  /** It has DISPATCH_ORGANISATION_BACKLOG outbox rows waiting or more. */
+  /** It has DISPATCH_ORGANISATION_BACKLOG outbox rows waiting or more (as read, or as known: see BacklogReadings). */
   backlogFull: boolean;
 }
 
@@ -92,14 +96,16 @@ function matchesOf(rows: SkuMatchRow[]): Map<string, MatchedProduct> {
   return new Map(rows.map((row) => [row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version }]));
 }
 
-function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
-  const open = (stored: string | null) => (stored === null ? null : openSecret(keyRing, stored));
+function candidateOf(deps: Pick<IntakeDeps, 'keyRing' | 'backlog'>, row: CandidateRow, now: number): Candidate {
+  const open = (stored: string | null) => (stored === null ? null : openSecret(deps.keyRing, stored));
   return {
     orgId: row.id,
     subscriptionExpiresOn: row.subscription_expires_on,
     secrets: row.integration_id === null ? null : { secret: open(row.secret), privateKey: open(row.private_key), accountId: row.account_id },
     matches: matchesOf(row.matches),
-    backlogFull: row.backlog_full,
+    // Not counted because it was known: as known then (a concurrent delivery may have made it unknown
+    // since; the cap is passed by at most the deliveries in flight).
+    backlogFull: row.backlog_waiting === null ? deps.backlog.known(row.id, now) ?? false : deps.backlog.read(row.id, row.backlog_waiting, now),
   };
 }
 
@@ -110,17 +116,19 @@ function candidateOf(keyRing: KeyRing, row: CandidateRow): Candidate {
  */
 async function candidatesFor(
   em: EntityManager,
-  deps: Pick<IntakeDeps, 'keyRing' | 'organisationBacklog'>,
+  deps: Pick<IntakeDeps, 'keyRing' | 'backlog'>,
   adapter: PlatformAdapter,
   target: IntakeTarget,
   request: WebhookRequest,
   skus: string[],
+  now: number,
 ): Promise<Candidate[]> {
   const { platform } = adapter;
-  const query = { skus, backlogCap: deps.organisationBacklog, platform };
+  const query = { skus, backlogCap: deps.backlog.cap, platform };
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
-    const found = (await candidateByOrganisation(em, query, target.orgId)).map((row) => candidateOf(deps.keyRing, row));
+    const backlogKnown = deps.backlog.known(target.orgId, now) === undefined ? [] : [target.orgId];
+    const found = (await candidateByOrganisation(em, { ...query, backlogKnown }, target.orgId)).map((row) => candidateOf(deps, row, now));
     if (found.length === 0) throw new NotFoundError('organisation not found');
     return found;
   }
@@ -142,8 +150,8 @@ async function candidatesFor(
   // decides. Bounded, so an unsigned request cannot make the read large.
   const named = route.orgId !== null && isUuid(route.orgId) ? route.orgId : null;
   const found = named === null && route.accountId === null && !route.paymentReference ? [] : (await candidatesBySharedRoute(
-    em, query, { orgId: named, accountId: route.accountId, paymentReference: route.paymentReference || null },
-  )).map((row) => candidateOf(deps.keyRing, row));
+    em, { ...query, backlogKnown: deps.backlog.allKnown(now) }, { orgId: named, accountId: route.accountId, paymentReference: route.paymentReference || null },
+  )).map((row) => candidateOf(deps, row, now));
   if (found.length === 0) throw new NotFoundError('organisation not found');
   // The organisation the event names first: it wins should two of them share a secret.
   return found.sort((a, b) => Number(b.orgId === route.orgId) - Number(a.orgId === route.orgId));
@@ -182,10 +190,10 @@ export async function receiveDelivery(
   const em = deps.orm.em.fork();
   const early = parseEarly(adapter, request);
   const lookedUp = skusToLookUp(early);
-  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp);
+  const now = deps.clock();
+  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp, now.getTime());
   if (adapter.isUnsignedPing?.(request)) return [];
 
-  const now = deps.clock();
   const { platform } = target;
   // A refusal is counted for the organisation the delivery was addressed to, and only when that
   // is one: always on a per-organisation path; on a shared route only when a single organisation
@@ -246,7 +254,10 @@ export async function receiveDelivery(
       throw error;
     }
   }
-  if (plan.dispatches.length > 0) deps.onRecorded();
+  if (plan.dispatches.length > 0) {
+    deps.backlog.added(org.orgId, plan.dispatches.length);
+    deps.onRecorded();
+  }
   return plan.entries.map((e) => e.id);
 }
 
@@ -259,12 +270,6 @@ export async function countOversizedBody(deps: Pick<IntakeDeps, 'orm' | 'clock'>
   await recordRefusal(deps.orm.em.fork(), { orgId: target.orgId, platform: target.platform, reason: 'body too large', at: deps.clock() });
 }
 
-/**
- * A run records what it found whatever the outbox holds (nobody retries it for the organisation the
- * way a platform retries a refused webhook, and one page is bounded), so the candidate's
- * `backlog_full` is not read: the smallest cap makes its check stop at the first outbox row.
- */
-const BACKLOG_NOT_READ = 1;
 
 /** What recording one page of pulled orders found (decisions §15). */
 export interface PulledOrdersOutcome {
@@ -295,7 +300,9 @@ export async function recordPulledOrders(
   const outcome = { recovered: unknown.length, alreadyKnown: readable.length - unknown.length, unreadable: paid.length - readable.length };
   if (unknown.length === 0) return outcome;
   const skus = skusOf({ kind: 'orders', orders: unknown });
-  const [row] = await candidateByOrganisation(em, { skus, backlogCap: BACKLOG_NOT_READ, platform }, orgId);
+  // A run records what it found whatever the outbox holds (nobody retries it for the organisation the
+  // way a platform retries a refused webhook, and one page is bounded): the backlog is not counted.
+  const [row] = await candidateByOrganisation(em, { skus, backlogCap: 0, backlogKnown: [orgId], platform }, orgId);
   if (row === undefined) throw new NotFoundError('organisation not found');
   const org = { orgId, subscriptionExpiresOn: row.subscription_expires_on };
   const plan = planIntake(org, platform, unknown, [], matchesOf(row.matches), now);

@@ -17,6 +17,7 @@ import type { WebhookRequest } from '../../webhooks/adapter';
 import { ADAPTERS } from '../../webhooks/registry';
 import type { AppDeps } from '../app';
 import { sendError } from '../plugins/error-handler';
+import { BacklogReadings } from '../../services/backlog-readings';
 import { boundedText, FIELD_LIMITS } from '../../domain/field-limits';
 
 /** Order notifications are small; anything larger is refused with 413 before it is read. */
@@ -68,7 +69,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     keyRing: deps.keyRing,
     record: (write: DeliveryWrite) => recorder.submit(write),
     onRecorded: () => deps.dispatcher.nudge(),
-    organisationBacklog: deps.config.organisationBacklog,
+    backlog: new BacklogReadings(deps.config.organisationBacklog),
   };
 
   return async (app) => {
