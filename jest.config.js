@@ -18,6 +18,4 @@ module.exports = {
   // allocated until the worker ends) is replaced before its next file.
   maxWorkers: 2,
   workerIdleMemoryLimit: '1GB',
-  // Real servers keep sockets open for a moment after close.
-  forceExit: true,
 };
