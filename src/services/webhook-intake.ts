@@ -190,10 +190,11 @@ export async function receiveDelivery(
   const em = deps.orm.em.fork();
   const early = parseEarly(adapter, request);
   const lookedUp = skusToLookUp(early);
-  const now = deps.clock();
-  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp, now.getTime());
+  // The backlog readings age on the process's monotonic clock: the business clock may stand still (tests) or jump.
+  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp, performance.now());
   if (adapter.isUnsignedPing?.(request)) return [];
 
+  const now = deps.clock();
   const { platform } = target;
   // A refusal is counted for the organisation the delivery was addressed to, and only when that
   // is one: always on a per-organisation path; on a shared route only when a single organisation
