@@ -8,29 +8,38 @@
  */
 
 /** How long a count of an organisation's waiting rows is trusted before it is read again. */
-export const READING_MAX_AGE_MS = 1_000;
+const READING_MAX_AGE_MS = 1_000;
 
 interface Reading {
   /** Waiting rows when read (at most the cap: the count stops there). */
   waiting: number;
   /** Rows this process recorded for the organisation since. */
   added: number;
+  /** When it was read, on `now` (milliseconds). */
   at: number;
 }
 
 export class BacklogReadings {
   private readonly readings = new Map<string, Reading>();
 
-  constructor(readonly cap: number, private readonly maxAgeMs = READING_MAX_AGE_MS) {}
+  /**
+   * `now`: the process's monotonic clock by default, not the business clock, which may stand still
+   * (tests) or jump.
+   */
+  constructor(
+    readonly cap: number,
+    private readonly maxAgeMs = READING_MAX_AGE_MS,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /**
    * Whether the organisation's share is full (true) or not (false) without reading it, or undefined
    * when it must be read: no fresh reading, or this process's additions may have filled it since.
    */
-  known(orgId: string, now: number): boolean | undefined {
+  known(orgId: string): boolean | undefined {
     const reading = this.readings.get(orgId);
     if (reading === undefined) return undefined;
-    if (now - reading.at > this.maxAgeMs) {
+    if (this.now() - reading.at > this.maxAgeMs) {
       this.readings.delete(orgId);
       return undefined;
     }
@@ -39,13 +48,13 @@ export class BacklogReadings {
   }
 
   /** Every organisation whose answer is known now (a shared route's candidates are not known before the read). */
-  allKnown(now: number): string[] {
-    return [...this.readings.keys()].filter((orgId) => this.known(orgId, now) !== undefined);
+  allKnown(): string[] {
+    return [...this.readings.keys()].filter((orgId) => this.known(orgId) !== undefined);
   }
 
   /** A count just read; answers whether the share is full. */
-  read(orgId: string, waiting: number, now: number): boolean {
-    this.readings.set(orgId, { waiting, added: 0, at: now });
+  read(orgId: string, waiting: number): boolean {
+    this.readings.set(orgId, { waiting, added: 0, at: this.now() });
     return waiting >= this.cap;
   }
 

@@ -96,16 +96,16 @@ function matchesOf(rows: SkuMatchRow[]): Map<string, MatchedProduct> {
   return new Map(rows.map((row) => [row.sku, { productId: row.product_id, status: row.status, hasLiveVersion: row.live_version }]));
 }
 
-function candidateOf(deps: Pick<IntakeDeps, 'keyRing' | 'backlog'>, row: CandidateRow, now: number): Candidate {
+function candidateOf(deps: Pick<IntakeDeps, 'keyRing' | 'backlog'>, row: CandidateRow): Candidate {
   const open = (stored: string | null) => (stored === null ? null : openSecret(deps.keyRing, stored));
   return {
     orgId: row.id,
     subscriptionExpiresOn: row.subscription_expires_on,
     secrets: row.integration_id === null ? null : { secret: open(row.secret), privateKey: open(row.private_key), accountId: row.account_id },
     matches: matchesOf(row.matches),
-    // Not counted because it was known: as known then (a concurrent delivery may have made it unknown
-    // since; the cap is passed by at most the deliveries in flight).
-    backlogFull: row.backlog_waiting === null ? deps.backlog.known(row.id, now) ?? false : deps.backlog.read(row.id, row.backlog_waiting, now),
+    // Not counted (it was known): known still, unless a concurrent delivery's rows made it uncertain
+    // since, which lets the cap be passed by at most the deliveries in flight.
+    backlogFull: row.backlog_waiting === null ? deps.backlog.known(row.id) ?? false : deps.backlog.read(row.id, row.backlog_waiting),
   };
 }
 
@@ -121,14 +121,13 @@ async function candidatesFor(
   target: IntakeTarget,
   request: WebhookRequest,
   skus: string[],
-  now: number,
 ): Promise<Candidate[]> {
   const { platform } = adapter;
   const query = { skus, backlogCap: deps.backlog.cap, platform };
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
-    const backlogKnown = deps.backlog.known(target.orgId, now) === undefined ? [] : [target.orgId];
-    const found = (await candidateByOrganisation(em, { ...query, backlogKnown }, target.orgId)).map((row) => candidateOf(deps, row, now));
+    const backlogKnown = deps.backlog.known(target.orgId) === undefined ? [] : [target.orgId];
+    const found = (await candidateByOrganisation(em, { ...query, backlogKnown }, target.orgId)).map((row) => candidateOf(deps, row));
     if (found.length === 0) throw new NotFoundError('organisation not found');
     return found;
   }
@@ -150,8 +149,8 @@ async function candidatesFor(
   // decides. Bounded, so an unsigned request cannot make the read large.
   const named = route.orgId !== null && isUuid(route.orgId) ? route.orgId : null;
   const found = named === null && route.accountId === null && !route.paymentReference ? [] : (await candidatesBySharedRoute(
-    em, { ...query, backlogKnown: deps.backlog.allKnown(now) }, { orgId: named, accountId: route.accountId, paymentReference: route.paymentReference || null },
-  )).map((row) => candidateOf(deps, row, now));
+    em, { ...query, backlogKnown: deps.backlog.allKnown() }, { orgId: named, accountId: route.accountId, paymentReference: route.paymentReference || null },
+  )).map((row) => candidateOf(deps, row));
   if (found.length === 0) throw new NotFoundError('organisation not found');
   // The organisation the event names first: it wins should two of them share a secret.
   return found.sort((a, b) => Number(b.orgId === route.orgId) - Number(a.orgId === route.orgId));
@@ -190,8 +189,7 @@ export async function receiveDelivery(
   const em = deps.orm.em.fork();
   const early = parseEarly(adapter, request);
   const lookedUp = skusToLookUp(early);
-  // The backlog readings age on the process's monotonic clock: the business clock may stand still (tests) or jump.
-  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp, performance.now());
+  const candidates = await candidatesFor(em, deps, adapter, target, request, lookedUp);
   if (adapter.isUnsignedPing?.(request)) return [];
 
   const now = deps.clock();

@@ -2,35 +2,48 @@ import { BacklogReadings } from '../../../src/services/backlog-readings';
 
 const ORG = 'org-a';
 
+/** Readings on a clock the test moves. */
+function readingsAt(cap: number, maxAgeMs: number) {
+  const clock = { now: 0 };
+  return { clock, readings: new BacklogReadings(cap, maxAgeMs, () => clock.now) };
+}
+
 test('nothing is known of an organisation never read', () => {
-  expect(new BacklogReadings(5).known(ORG, 0)).toBeUndefined();
+  expect(new BacklogReadings(5).known(ORG)).toBeUndefined();
 });
 
 test('a reading below the cap is trusted while this process adds less than the rest of the cap', () => {
-  const readings = new BacklogReadings(5, 1_000);
-  expect(readings.read(ORG, 2, 0)).toBe(false);
-  expect(readings.known(ORG, 10)).toBe(false);
+  const { clock, readings } = readingsAt(5, 1_000);
+  expect(readings.read(ORG, 2)).toBe(false);
+  clock.now = 10;
+  expect(readings.known(ORG)).toBe(false);
   readings.added(ORG, 2);
-  expect(readings.known(ORG, 20)).toBe(false);
+  clock.now = 20;
+  expect(readings.known(ORG)).toBe(false);
   // 2 read + 3 added reaches the cap: only a count can say whether the dispatcher has taken some since.
   readings.added(ORG, 1);
-  expect(readings.known(ORG, 30)).toBeUndefined();
+  clock.now = 30;
+  expect(readings.known(ORG)).toBeUndefined();
 });
 
 test('a full reading is trusted for its age, then read again', () => {
-  const readings = new BacklogReadings(5, 1_000);
-  expect(readings.read(ORG, 5, 0)).toBe(true);
-  expect(readings.known(ORG, 1_000)).toBe(true);
-  expect(readings.known(ORG, 1_001)).toBeUndefined();
+  const { clock, readings } = readingsAt(5, 1_000);
+  expect(readings.read(ORG, 5)).toBe(true);
+  clock.now = 1_000;
+  expect(readings.known(ORG)).toBe(true);
+  clock.now = 1_001;
+  expect(readings.known(ORG)).toBeUndefined();
 });
 
 test('a stale reading is forgotten, and only fresh ones are offered to a shared route', () => {
-  const readings = new BacklogReadings(5, 1_000);
-  readings.read('old', 0, 0);
-  readings.read('new', 5, 900);
-  readings.read('filling', 4, 900);
+  const { clock, readings } = readingsAt(5, 1_000);
+  readings.read('old', 0);
+  clock.now = 900;
+  readings.read('new', 5);
+  readings.read('filling', 4);
   readings.added('filling', 1);
-  expect(readings.allKnown(1_500)).toEqual(['new']);
+  clock.now = 1_500;
+  expect(readings.allKnown()).toEqual(['new']);
   readings.added('old', 3);
-  expect(readings.known('old', 1_500)).toBeUndefined();
+  expect(readings.known('old')).toBeUndefined();
 });
