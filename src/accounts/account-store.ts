@@ -203,9 +203,12 @@ export interface OrganisationSettingsRow {
   reminder_after_minutes: number | null;
 }
 
+const SETTINGS_KEYS = { name: true, support_email: true, reminder_after_minutes: true } as const;
+const SETTINGS_COLUMNS = sql`name, support_email, reminder_after_minutes`;
+
 const settingsRead = statement<OrganisationSettingsRow, { orgId: string }>(
-  { name: true, support_email: true, reminder_after_minutes: true },
-  (p) => sql`select name, support_email, reminder_after_minutes from organisation where id = ${p.orgId}`,
+  SETTINGS_KEYS,
+  (p) => sql`select ${SETTINGS_COLUMNS} from organisation where id = ${p.orgId}`,
 );
 
 export function organisationSettingsRow(em: EntityManager, orgId: string): Promise<OrganisationSettingsRow | undefined> {
@@ -215,12 +218,12 @@ export function organisationSettingsRow(em: EntityManager, orgId: string): Promi
 const settingsWrite = statement<OrganisationSettingsRow, {
   orgId: string; setSupportEmail: boolean; supportEmail: string | null; setReminder: boolean; minutes: number | null;
 }>(
-  { name: true, support_email: true, reminder_after_minutes: true },
+  SETTINGS_KEYS,
   (p) => sql`update organisation
        set support_email = case when ${p.setSupportEmail}::boolean then ${p.supportEmail}::text else support_email end,
            reminder_after_minutes = case when ${p.setReminder}::boolean then ${p.minutes}::integer else reminder_after_minutes end
      where id = ${p.orgId}
-     returning name, support_email, reminder_after_minutes`,
+     returning ${SETTINGS_COLUMNS}`,
 );
 
 /**
