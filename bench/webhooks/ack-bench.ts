@@ -150,6 +150,8 @@ async function runClient(job: ClientJob): Promise<Figures> {
       },
     }],
   });
+  // The service's 503s all carry Retry-After (its caps); autocannon keeps counts, not headers.
+  const deferred = result.statusCodeStats?.['503']?.count ?? 0;
   return {
     title: job.title,
     // Acknowledgements only: a 503 (the organisation's backlog cap) is not one.
@@ -159,8 +161,8 @@ async function runClient(job: ClientJob): Promise<Figures> {
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-    refused: result.non2xx + result.errors + result.timeouts,
-    deferred: 0,
+    refused: result.non2xx - deferred + result.errors + result.timeouts,
+    deferred,
   };
 }
 
