@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { DownloadLinkSettings } from './domain/download-links';
+import { OWASP_SCRYPT_COST, type ScryptCost } from './security/password-hashing';
 
 /** The named ranges proxy-addr (under Fastify) knows. */
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -72,6 +73,10 @@ const EnvSchema = z.object({
   DOWNLOAD_LINK_TTL: z.string().default('48h'),
   SESSION_SECRET: optionalText,
   SESSION_IDLE_TIMEOUT: z.string().default('2h'),
+  // A power of two: scrypt takes no other N.
+  PASSWORD_SCRYPT_N: z.coerce.number().int().min(2 ** 10).max(2 ** 20)
+    .refine((n) => (n & (n - 1)) === 0, 'must be a power of two (131072 = 2^17 is the default)')
+    .default(OWASP_SCRYPT_COST.N),
   SECRETS_KEY: optionalText,
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(5 * 1024 ** 3),
   MAX_UPLOAD_FILES: z.coerce.number().int().min(1).max(1000).default(20),
@@ -156,6 +161,12 @@ export interface Config {
   sessionSecret?: string;
   /** A dashboard session unused this long ends (SESSION_IDLE_TIMEOUT, 2 h), besides the 12-hour cap. */
   sessionIdleTimeoutMs: number;
+  /**
+   * scrypt's cost for staff passwords (PASSWORD_SCRYPT_N; OWASP's 2^17, 128 MiB, by default). The
+   * tests lower it so that seeding hundreds of accounts costs milliseconds, not minutes; in
+   * production never go below the default.
+   */
+  passwordHashCost: Readonly<ScryptCost>;
   /** The key ring of integration secrets and Temporal payloads (SECRETS_KEY); undefined: the key file under dataDir. */
   secretsKey?: string;
   maxUploadBytes: number;
@@ -269,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     downloadLinks: { siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl), ttlMs: duration('DOWNLOAD_LINK_TTL') },
     sessionSecret: e.SESSION_SECRET,
     sessionIdleTimeoutMs: duration('SESSION_IDLE_TIMEOUT'),
+    passwordHashCost: Object.freeze({ ...OWASP_SCRYPT_COST, N: e.PASSWORD_SCRYPT_N }),
     secretsKey: e.SECRETS_KEY,
     maxUploadBytes: e.MAX_UPLOAD_BYTES,
     maxUploadFiles: e.MAX_UPLOAD_FILES,

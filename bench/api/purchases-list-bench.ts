@@ -15,6 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { Product, ProductVersion } from '../../src/db/entities';
+import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
 import { createOrganisation } from '../../src/services/organisations';
 import { insertPurchases } from '../../test/helpers/bulk-purchases';
 import { createTestDatabase } from '../../test/helpers/database';
@@ -33,7 +34,7 @@ interface Seeded {
 
 async function seed(orm: Orm): Promise<Seeded> {
   const em = orm.em.fork();
-  const { orgId, apiKey } = await createOrganisation(em, {
+  const { orgId, apiKey } = await createOrganisation(em, new PasswordHasher(OWASP_SCRYPT_COST), {
     name: 'Bench org', ownerEmail: 'owner@bench.example', ownerPassword: 'correct horse battery',
   });
   const product = em.create(Product, { organisation: orgId, name: 'Bench product', slug: 'bench-product', status: 'published' });

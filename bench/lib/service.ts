@@ -22,6 +22,7 @@ import {
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../../src/temporal/worker-process';
 import { devServerArgs } from '../../src/dev/temporal-dev-server';
+import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
 import { createTestDatabase } from '../../test/helpers/database';
@@ -158,6 +159,8 @@ export interface RunningService {
   orm: Orm;
   /** Where the service keeps product files (seeded products put theirs here). */
   storage: LocalDiskStorage;
+  /** Staff passwords at the service's scrypt cost (its default), for seeded accounts. */
+  passwords: PasswordHasher;
   /** Peak resident memory of each role's process so far, in MB. */
   peakRssMb(): Record<string, number>;
   close(): Promise<void>;
@@ -285,6 +288,7 @@ export async function startService(shape: ServiceShape, smtpUrl: string, extraEn
     temporal: temporal!,
     orm,
     storage: new LocalDiskStorage(path.join(dataDir, 'files')),
+    passwords: new PasswordHasher(OWASP_SCRYPT_COST),
     peakRssMb: () => Object.fromEntries(children.map((c) => [c.role, c.peakRssMb])),
     close,
   };

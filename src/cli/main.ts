@@ -9,6 +9,7 @@ import { startEmbeddedPostgres } from '../dev/embedded-postgres';
 import { DomainError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { addKeyToFile, loadKeyRing } from '../security/key-ring';
+import { PasswordHasher } from '../security/password-hashing';
 import { resealSecrets } from '../services/secret-sealing';
 import { migrateStorage } from '../services/storage-migration';
 import { openFileStorage } from '../storage/open-file-storage';
@@ -33,9 +34,10 @@ function need(flags: Flags, name: string): string {
 
 async function run(command: string, flags: Flags, orm: Orm, applied: string[], config: Config): Promise<unknown> {
   const em = orm.em.fork();
+  const passwords = new PasswordHasher(config.passwordHashCost);
   switch (command) {
     case 'org create':
-      return createOrganisation(em, {
+      return createOrganisation(em, passwords, {
         name: need(flags, 'name'),
         ownerEmail: need(flags, 'owner-email'),
         ownerPassword: need(flags, 'owner-password'),
@@ -45,14 +47,14 @@ async function run(command: string, flags: Flags, orm: Orm, applied: string[], c
     case 'user add': {
       const role = need(flags, 'role');
       if (!(ROLES as readonly string[]).includes(role)) throw new ValidationError(`--role must be one of ${ROLES.join(', ')}`);
-      return addUser(em, need(flags, 'org'), {
+      return addUser(em, passwords, need(flags, 'org'), {
         email: need(flags, 'email'), password: need(flags, 'password'), role: role as Role, name: flags.name,
       });
     }
     case 'org set-subscription':
       return setSubscription(em, need(flags, 'org'), need(flags, 'expires'));
     case 'operator add':
-      return addOperator(em, { email: need(flags, 'email'), password: need(flags, 'password'), name: flags.name });
+      return addOperator(em, passwords, { email: need(flags, 'email'), password: need(flags, 'password'), name: flags.name });
     case 'secrets rotate': {
       // Embedded: a new key goes first in the key file. With SECRETS_KEY, the operator has put the
       // new key first there. Either way every secret not under the first key is sealed again.

@@ -21,6 +21,7 @@ import { loggableError, loggableUrl } from '../telemetry/logging';
 import { registerMetrics, type ApiMetrics } from './metrics';
 import { registerSession } from './plugins/session';
 import { loadKeyRing, type KeyRing } from '../security/key-ring';
+import { OWASP_SCRYPT_COST, PasswordHasher } from '../security/password-hashing';
 import { sessionSecretOf } from '../security/session-secret';
 import { sealPlainSecrets } from '../services/secret-sealing';
 import { codecRoutes } from './routes/codec';
@@ -71,6 +72,8 @@ export interface AppDeps extends AppOptions {
   metrics: ApiMetrics;
   /** GET /api/products' answers, kept per organisation while its catalogue version stands. */
   catalogueListings: CatalogueListings;
+  /** Staff passwords, at the configured scrypt cost (PASSWORD_SCRYPT_N). */
+  passwords: PasswordHasher;
 }
 
 /** Memory for kept product listings: 16 MB holds about 300 catalogues of 100 products. */
@@ -118,7 +121,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const deps: AppDeps = {
     ...options, temporalUiUrl: options.temporalUiUrl ?? options.config.temporal.uiUrl, keyRing, metrics,
     catalogueListings: new CatalogueListings(CATALOGUE_LISTINGS_BYTES),
+    passwords: new PasswordHasher(options.config.passwordHashCost),
   };
+  if (deps.passwords.cost.N < OWASP_SCRYPT_COST.N) {
+    app.log.warn(`PASSWORD_SCRYPT_N=${deps.passwords.cost.N} is below OWASP's ${OWASP_SCRYPT_COST.N}: staff passwords are cheaper to guess (meant for tests only)`);
+  }
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -3,7 +3,8 @@ import { Organisation, User } from '../db/entities';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
-import { hashPassword, mintApiKey } from '../security/secrets';
+import { mintApiKey } from '../security/secrets';
+import type { PasswordHasher } from '../security/password-hashing';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { passwordProblem } from '../security/password-policy';
 
@@ -28,6 +29,7 @@ export interface NewUser {
 /** Creates a user with a fresh API key (returned here and never again), in `organisation` or in none. */
 async function createUser(
   em: EntityManager,
+  passwords: PasswordHasher,
   organisation: Organisation | null,
   input: { email: string; password: string; name?: string; role: Role },
 ): Promise<{ userId: string; apiKey: string }> {
@@ -42,7 +44,7 @@ async function createUser(
     email,
     name: input.name?.trim() ?? '',
     role: input.role,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await passwords.hash(input.password),
     apiKeyHash: key.hash,
     apiKeyPrefix: key.prefix,
   });
@@ -51,19 +53,19 @@ async function createUser(
 }
 
 /** A user of an organisation, with a fresh API key; the key is returned here and never again. */
-export async function addUser(em: EntityManager, orgId: string, input: NewUser): Promise<{ userId: string; apiKey: string }> {
+export async function addUser(em: EntityManager, passwords: PasswordHasher, orgId: string, input: NewUser): Promise<{ userId: string; apiKey: string }> {
   if (!ROLES.includes(input.role)) throw new ValidationError(`role must be one of ${ROLES.join(', ')}`);
   const org = isUuid(orgId) ? await em.findOne(Organisation, orgId) : null;
   if (!org) throw new NotFoundError('organisation not found');
-  return createUser(em, org, input);
+  return createUser(em, passwords, org, input);
 }
 
 /**
  * An operator: a user of no organisation. It cannot use the dashboard or the API (both need an
  * organisation); it signs in only to decode workflow payloads in the Temporal UI (/codec).
  */
-export async function addOperator(em: EntityManager, input: { email: string; password: string; name?: string }): Promise<{ userId: string }> {
-  const { userId } = await createUser(em, null, { ...input, role: 'member' });
+export async function addOperator(em: EntityManager, passwords: PasswordHasher, input: { email: string; password: string; name?: string }): Promise<{ userId: string }> {
+  const { userId } = await createUser(em, passwords, null, { ...input, role: 'member' });
   return { userId };
 }
 
@@ -78,6 +80,7 @@ export interface NewOrganisation {
 
 export async function createOrganisation(
   em: EntityManager,
+  passwords: PasswordHasher,
   input: NewOrganisation,
 ): Promise<{ orgId: string; userId: string; apiKey: string }> {
   const name = input.name.trim();
@@ -88,7 +91,7 @@ export async function createOrganisation(
       subscriptionExpiresOn: input.subscriptionExpires ? parseDay(input.subscriptionExpires, 'subscription expiry') : null,
     });
     await tx.flush();
-    const owner = await addUser(tx, org.id, {
+    const owner = await addUser(tx, passwords, org.id, {
       email: input.ownerEmail, password: input.ownerPassword, role: 'owner', name: input.ownerName,
     });
     return { orgId: org.id, ...owner };

@@ -3,7 +3,7 @@ import { countOwners, lockOrganisation, memberOf, passwordHashOf, setPasswordHas
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors';
 import { ROLES, type Role } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
-import { hashPassword, verifyPassword } from '../security/secrets';
+import type { PasswordHasher } from '../security/password-hashing';
 import { passwordProblem } from '../security/password-policy';
 
 export interface TeamMember {
@@ -64,14 +64,14 @@ export async function setRole(em: EntityManager, orgId: string, actor: Actor, us
  * Changes the user's password after checking the current one. Returns the new hash: sessions carry
  * a fingerprint of it, so every session made with the old password ends.
  */
-export async function changePassword(em: EntityManager, userId: string, current: string, next: string): Promise<string> {
+export async function changePassword(em: EntityManager, passwords: PasswordHasher, userId: string, current: string, next: string): Promise<string> {
   const passwordHash = await passwordHashOf(em, userId);
   if (passwordHash === undefined) throw new NotFoundError('user not found');
-  if (!(await verifyPassword(current, passwordHash))) throw new ValidationError('the current password is not right');
+  if (!(await passwords.verify(current, passwordHash))) throw new ValidationError('the current password is not right');
   const weak = passwordProblem(next);
   if (weak !== null) throw new ValidationError(`the new ${weak}`);
   if (next === current) throw new ValidationError('the new password is the same as the current one');
-  const hash = await hashPassword(next);
+  const hash = await passwords.hash(next);
   await setPasswordHash(em, userId, hash);
   return hash;
 }

@@ -21,6 +21,7 @@ import { S3Storage, s3ClientOf } from '../../src/storage/s3-storage';
 import { createTestDatabase } from '../helpers/database';
 import { tokenOfLink } from '../helpers/download-links';
 import { createTestBucket, s3StorageEnv, testS3Settings } from '../helpers/s3';
+import { testPasswords } from '../helpers/seed';
 import { insertPurchases } from '../helpers/bulk-purchases';
 import { eventually, orderBody, seedWebhookOrg, send } from '../helpers/webhooks';
 
@@ -119,7 +120,7 @@ test(`${ORDERS} orders over two API processes under faults (worker killed twice,
   expect(workers).toHaveLength(2);
   const [engine] = childrenRunning('temporal-server/server');
   expect(engine).toBeGreaterThan(0);
-  const org = await seedWebhookOrg({ orm, storage }, { platforms: ['cart-e'] });
+  const org = await seedWebhookOrg({ orm, storage, passwords: testPasswords }, { platforms: ['cart-e'] });
 
   // The same worker slot is killed twice: first its process, then the one started in its place.
   let victim = workers[0];
@@ -204,7 +205,7 @@ test('a download started on one API process is resumed (Range, If-Range) on the 
 
 test(`notify ${NOTICE_BUYERS} buyers of a new version at ${NOTICE_RATE}/s while a worker is SIGKILLed twice: each eligible buyer emailed once`, async () => {
   const apis = apiUrls();
-  const org = await seedWebhookOrg({ orm, storage }, { platforms: ['cart-e'] });
+  const org = await seedWebhookOrg({ orm, storage, passwords: testPasswords }, { platforms: ['cart-e'] });
   const em = () => orm.em.fork();
   await insertPurchases(em(), {
     orgId: org.orgId, productId: org.course.productId, versionId: org.course.versionId, count: NOTICE_BUYERS, customers: NOTICE_BUYERS, tag: 'notify',

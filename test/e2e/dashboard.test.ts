@@ -35,7 +35,7 @@ beforeAll(async () => {
   h = await startHarness();
   ({ app, base } = await listenDashboard(h));
   // Organisations are made with the CLI (no public sign-up): this is what `org create` runs.
-  ({ orgId } = await createOrganisation(h.orm.em.fork(), {
+  ({ orgId } = await createOrganisation(h.orm.em.fork(), h.passwords, {
     name: 'Olive Books', ownerEmail: owner.email, ownerPassword: owner.password, ownerName: 'Olive',
   }));
   browser = await launchBrowser();

@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../src/config';
 import { createOrm, migrate, SERVICE_POOL, type Orm } from '../../src/db/orm';
 import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
+import { PasswordHasher } from '../../src/security/password-hashing';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
 import { silentLogger } from '../../src/dev/logger';
 import { buildApiApp } from '../../src/roles';
@@ -17,6 +18,7 @@ import { connectTemporal, WorkflowStarter } from '../../src/temporal/client';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { createWorker, type ServiceWorker } from '../../src/temporal/worker';
 import { createTestDatabase } from './database';
+import { TEST_PASSWORD_SCRYPT_N } from './seed';
 
 export interface HarnessOptions {
   clock?: () => Date;
@@ -42,6 +44,8 @@ export interface Harness {
   keyRing: KeyRing;
   /** Local disk under the harness's DATA_DIR, or S3 when `env` sets STORAGE_URL. */
   storage: FileStorage;
+  /** Staff passwords at the harness's scrypt cost (TEST_PASSWORD_SCRYPT_N unless `env` sets PASSWORD_SCRYPT_N). */
+  passwords: PasswordHasher;
   app: FastifyInstance;
   close(): Promise<void>;
 }
@@ -64,6 +68,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     LOG_LEVEL: 'silent',
     // In-process workers share one runtime, installed by the test run: no endpoint of their own.
     WORKER_METRICS_ADDRESS: 'off',
+    PASSWORD_SCRYPT_N: TEST_PASSWORD_SCRYPT_N,
     ...options.env,
   });
   // The service's pool, with a longer wait for a connection: its one second stands for overload in
@@ -103,7 +108,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await app.ready();
 
   return {
-    config, orm, mailbox, mailer, temporal, starter, keyRing, storage, app,
+    config, orm, mailbox, mailer, temporal, starter, keyRing, storage, app, passwords: new PasswordHasher(config.passwordHashCost),
     async close() {
       await app.close();
       if (worker) {

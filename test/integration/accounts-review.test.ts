@@ -7,7 +7,7 @@ import { startHarness, type Harness } from '../helpers/harness';
 import { cookieHeader, postSignin, signIn, signinForm } from '../helpers/dashboard';
 import { seedPurchase } from '../helpers/download-links';
 import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
-import { MAX_CONCURRENT_PASSWORD_HASHES, passwordHashSlots } from '../../src/security/secrets';
+import { MAX_CONCURRENT_PASSWORD_HASHES, OWASP_SCRYPT_COST, passwordHashSlots } from '../../src/security/password-hashing';
 import { SIGNIN_LIMITS } from '../../src/http/routes/dashboard/signin';
 import { BACKLOG_MAX_AGE_MS } from '../../src/http/metrics';
 import { STAFF_MAIL_LIMIT } from '../../src/services/staff-mail-limit';
@@ -18,7 +18,8 @@ let org: { orgId: string; apiKey: string };
 let clockAheadMs = 0;
 
 beforeAll(async () => {
-  h = await startHarness({ worker: false, clock: () => new Date(Date.now() + clockAheadMs) });
+  // The service's own scrypt cost: the sign-in limits below hold while a hash takes its real time.
+  h = await startHarness({ worker: false, clock: () => new Date(Date.now() + clockAheadMs), env: { PASSWORD_SCRYPT_N: String(OWASP_SCRYPT_COST.N) } });
   org = await seedOrganisation(h);
 });
 afterAll(() => h?.close());

@@ -393,7 +393,7 @@ describe('9. personal data stays out of Temporal history', () => {
 
     test('decodes for a signed-in operator, with CORS for the Temporal UI\'s origin', async () => {
       const operatorEmail = `op-${Date.now()}@example.com`;
-      await addOperator(h.orm.em.fork(), { email: operatorEmail, password: 'correct horse battery' });
+      await addOperator(h.orm.em.fork(), h.passwords, { email: operatorEmail, password: 'correct horse battery' });
       const signedIn = await postSignin(app, operatorEmail, 'correct horse battery');
       const cookie = cookieHeader(cookiesOf(signedIn));
       const res = await decode({ cookie });
@@ -472,14 +472,15 @@ describe('11. sessions the server can end, stronger password hashes and rules', 
     expect((await page(h.app, laptop.cookie)).statusCode).toBe(303);
   });
 
-  test('a password hash of the old parameters is upgraded to scrypt N=2^17 at the next sign-in', async () => {
+  test('a password hash made cheaper than the configured scrypt cost (2^17 unless PASSWORD_SCRYPT_N says) is upgraded at the next sign-in', async () => {
     const user = await seedUser(h, org.orgId, 'member');
     const salt = randomBytes(16);
-    const old = scryptSync('correct horse battery', salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
-    await h.orm.em.fork().execute('update app_user set password_hash = ? where id = ?', [`scrypt$32768$8$1$${salt.toString('base64')}$${old.toString('base64')}`, user.userId]);
+    const { N } = h.config.passwordHashCost;
+    const old = scryptSync('correct horse battery', salt, 32, { N: N / 4, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    await h.orm.em.fork().execute('update app_user set password_hash = ? where id = ?', [`scrypt$${N / 4}$8$1$${salt.toString('base64')}$${old.toString('base64')}`, user.userId]);
     await signIn(h.app, user.email);
     const [row] = await h.orm.em.fork().execute<Array<{ password_hash: string }>>('select password_hash from app_user where id = ?', [user.userId]);
-    expect(row.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
+    expect(row.password_hash).toMatch(new RegExp(`^scrypt\\$${N}\\$8\\$1\\$`));
     await signIn(h.app, user.email);
   });
 
@@ -488,7 +489,7 @@ describe('11. sessions the server can end, stronger password hashes and rules', 
     ['password1234', 'most common'],
     ['Qwertyuiop123', 'most common'],
   ])('a new password %j is refused: %s', async (password, why) => {
-    await expect(addUser(h.orm.em.fork(), org.orgId, { email: `weak-${Date.now()}-${password.length}@example.com`, password, role: 'member' }))
+    await expect(addUser(h.orm.em.fork(), h.passwords, org.orgId, { email: `weak-${Date.now()}-${password.length}@example.com`, password, role: 'member' }))
       .rejects.toThrow(why);
   });
 });

@@ -39,6 +39,13 @@ describe('config', () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
   });
 
+  test('staff passwords: OWASP\'s scrypt cost unless PASSWORD_SCRYPT_N lowers N (a power of two, 2^10 to 2^20)', () => {
+    expect(loadConfig({}).passwordHashCost).toEqual({ N: 131072, r: 8, p: 1 });
+    expect(loadConfig({ PASSWORD_SCRYPT_N: '1024' }).passwordHashCost).toEqual({ N: 1024, r: 8, p: 1 });
+    expect(() => loadConfig({ PASSWORD_SCRYPT_N: '100000' })).toThrow('PASSWORD_SCRYPT_N: must be a power of two');
+    expect(() => loadConfig({ PASSWORD_SCRYPT_N: '512' })).toThrow('PASSWORD_SCRYPT_N');
+  });
+
   test('durations', () => {
     expect(parseDuration('30s')).toBe(30_000);
     expect(parseDuration('15m')).toBe(900_000);

@@ -65,7 +65,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const { current, password, confirm } = request.body;
       if (password !== confirm) throw new ValidationError('the two new passwords differ');
       const userId = principalOf(request).userId;
-      const hash = await changePassword(request.em, userId, current, password);
+      const hash = await changePassword(request.em, deps.passwords, userId, current, password);
       // Every session made with the old password is over; this one continues as a new session.
       await endUserSessions(request.em, userId);
       await app.sessions.start(request, reply, userId, hash);
@@ -168,7 +168,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const { email, name, role, password } = request.body;
       if (!grantableRoles(actor.role).includes(role)) throw new ValidationError(`your role may not add a ${role}`);
       // The new user's API key is not shown here: it is theirs, to refresh on their own API Key page.
-      await addUser(request.em, actor.orgId, { email, name, role, password });
+      await addUser(request.em, deps.passwords, actor.orgId, { email, name, role, password });
       reply.header('hx-refresh', 'true');
       return sendFragment(reply, notice(`${email} was added as ${role}.`));
     });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { BusyError, ForbiddenError } from '../../../domain/errors';
-import { needsRehash, sha256Hex, unmatchableHash, verifyPassword } from '../../../security/secrets';
+import { sha256Hex } from '../../../security/secrets';
 import { ConcurrencyGate } from '../../../security/concurrency-gate';
 import { clientAddressKey } from '../../client-address';
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
@@ -41,7 +41,7 @@ const SigninForm = z.object({
 export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     // Unknown accounts are checked against this hash, so they cost the same scrypt as known ones.
-    const hashForUnknown = unmatchableHash();
+    const hashForUnknown = deps.passwords.unmatchableHash();
 
     app.get('/signin', {
       config: { errorFormat: 'page' },
@@ -93,13 +93,15 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         }
 
         const user = await signInAccount(em, email);
-        const ok = await verifyPassword(password, user?.passwordHash ?? hashForUnknown);
+        const ok = await deps.passwords.verify(password, user?.passwordHash ?? hashForUnknown);
         if (!user || !ok || !email) {
           deps.metrics.signinFailures.inc();
           return again(401, WRONG);
         }
         await clearRateLimit(em, accountKey);
-        const passwordHash = needsRehash(user.passwordHash) ? await upgradePasswordHash(em, user.id, user.passwordHash, password) : user.passwordHash;
+        const passwordHash = deps.passwords.needsRehash(user.passwordHash)
+          ? await upgradePasswordHash(em, deps.passwords, user.id, user.passwordHash, password)
+          : user.passwordHash;
         await app.sessions.start(request, reply, user.id, passwordHash);
         return reply.redirect(next, 303);
       } catch (error) {
