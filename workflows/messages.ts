@@ -31,3 +31,10 @@ export const licenseKeyIssued = defineSignal('licenseKeyIssued');
  * (decisions §16): the buyer has the product, and the run ends without sending.
  */
 export const transferCompleted = defineSignal('transferCompleted');
+
+/**
+ * Sent (through the outbox, with signalWithStart) for a redelivery of an event to an endpoint: a run
+ * still open makes one more attempt at once after its current one, so a redelivery asked while the
+ * run waits to retry, or in the instant after it delivered, is never joined and lost.
+ */
+export const redeliverOutboundEvent = defineSignal('redeliverOutboundEvent');

@@ -25,8 +25,11 @@ export type FreshLinksDispatch = { kind: 'fresh-links'; payload: FreshLinksAsk }
 export type RevokeDispatch = { kind: 'revoke'; payload: RevocationRequest };
 export type NotifyBuyersDispatch = { kind: 'notify-buyers'; payload: VersionNotificationInput };
 
-/** One event to one endpoint (decisions §13): written with the event by the outbound-events triggers, or by a redelivery. */
-export type DeliverEventDispatch = { kind: 'deliver-event'; payload: OutboundDeliveryTarget };
+/**
+ * One event to one endpoint (decisions §13): written with the event by the outbound-events triggers,
+ * or by a redelivery (`redelivery`: a run still open makes one more attempt).
+ */
+export type DeliverEventDispatch = { kind: 'deliver-event'; payload: OutboundDeliveryTarget & { redelivery?: true } };
 
 /**
  * Wakes the fulfilment run of a purchase that waits for a pool key (decisions §14): an upload issued

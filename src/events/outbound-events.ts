@@ -375,7 +375,7 @@ const redeliver = statement<{ id: string }, { eventId: string; orgId: string; en
 /**
  * One more delivery of the event (same `webhook-id`) to that endpoint, or to every enabled endpoint
  * subscribed to its type: each delivery pending again and its run started through the outbox (a
- * run still retrying is joined instead).
+ * run still open is told instead, and makes one more attempt at once).
  */
 export async function redeliverEvent(em: EntityManager, orgId: string, eventId: string, endpointId: string | undefined): Promise<void> {
   const event = await eventOf(em, orgId, eventId);
@@ -386,7 +386,7 @@ export async function redeliverEvent(em: EntityManager, orgId: string, eventId: 
   await em.transactional(async (tx) => {
     const targets = await redeliver.rows(tx, { eventId, orgId, endpointId: endpointId ?? null, type: event.type });
     await enqueueDispatches(tx, targets.map((t): NewDispatch => {
-      const payload = { eventId, endpointId: t.id };
+      const payload = { eventId, endpointId: t.id, redelivery: true } as const;
       return { kind: 'deliver-event', orgId, workflowId: outboundDeliveryWorkflowId(payload), payload };
     }));
   });

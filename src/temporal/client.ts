@@ -7,7 +7,7 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import type { DispatchKind, NewDispatch } from '../domain/dispatch';
-import { attachDeliveryItem, licenseKeyIssued, transferCompleted } from '../../workflows/messages';
+import { attachDeliveryItem, licenseKeyIssued, redeliverOutboundEvent, transferCompleted } from '../../workflows/messages';
 import type {
   buyerReminder, deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification,
 } from '../../workflows';
@@ -254,17 +254,26 @@ export class WorkflowStarter {
         }));
         return;
       }
-      case 'deliver-event':
-        // One run per (event, endpoint) at a time: an open one is used as it is (it delivers), a
-        // closed one does not block a redelivery.
-        await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof deliverOutboundEvent>('deliverOutboundEvent', {
-          workflowId,
-          taskQueue: this.taskQueue,
-          args: [{ ...request.payload, retryScheduleMs: this.retryScheduleMs }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        }));
+      case 'deliver-event': {
+        // One run per (event, endpoint) at a time. A first delivery finds an open run (a repeated
+        // dispatch) and uses it as it is. A redelivery signals with start: an open run makes one more
+        // attempt at once (joined as it is, a run that had just delivered would end without one),
+        // and after a closed run a new one starts.
+        const { redelivery, ...target } = request.payload;
+        const options = {
+          workflowId, taskQueue: this.taskQueue, args: [{ ...target, retryScheduleMs: this.retryScheduleMs }], workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        } satisfies WorkflowStartOptions<typeof deliverOutboundEvent>;
+        if (redelivery) {
+          await this.client.withDeadline(deadline, () => this.client.workflow.signalWithStart<typeof deliverOutboundEvent, []>('deliverOutboundEvent', {
+            ...options, signal: redeliverOutboundEvent, signalArgs: [],
+          }));
+        } else {
+          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof deliverOutboundEvent>('deliverOutboundEvent', {
+            ...options, workflowIdConflictPolicy: 'USE_EXISTING',
+          }));
+        }
         return;
+      }
       case 'license-issued':
         // The run waits for this signal; a run that has ended (or not yet started: it finds the
         // key itself when it records the purchase) needs nothing.

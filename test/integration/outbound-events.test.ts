@@ -176,6 +176,23 @@ describe('delivery', () => {
     expect(r.uniqueIds().size).toBe(1);
   }, 120_000);
 
+  test('a redelivery asked while the run is still open is one more attempt, not joined and lost', async () => {
+    // 500 three times, then 200; the second answer comes late, so the redelivery finds its run open.
+    const r = await receiver((n) => (n <= 3 ? { status: 500, body: 'not yet', delayMs: n === 2 ? 2000 : 0 } : { status: 200, body: 'thanks' }));
+    const endpoint = await addEndpoint(r.url, ['purchase.created']);
+    await purchaseViaApi();
+    await eventually(async () => (r.received.length >= 2 ? true : undefined), 30_000, 'the second attempt');
+    const [{ eventId }] = (await api('GET', `/api/webhook-endpoints/${endpoint.id}/attempts`)).json() as Array<{ eventId: string }>;
+    expect((await api('POST', `/api/events/${eventId}/redeliver`, { endpointId: endpoint.id })).statusCode).toBe(202);
+    // The schedule (two retries) alone would have ended the delivery failed after the third request.
+    await eventually(async () => (r.received.length >= 4 ? true : undefined), 30_000, 'a fourth request');
+    expect(await eventually(async () => {
+      const delivery = await deliveryOf(eventId, endpoint.id);
+      return delivery?.state === 'delivered' ? delivery : undefined;
+    }, 30_000, 'the delivery delivered')).toEqual({ endpointId: endpoint.id, state: 'delivered', attempts: 4 });
+    expect(r.uniqueIds().size).toBe(1);
+  }, 120_000);
+
   test('410 disables the endpoint at once, and its owners and admins get one email', async () => {
     const r = await receiver(() => ({ status: 410, body: 'gone' }));
     const endpoint = await addEndpoint(r.url, ['purchase.created']);
