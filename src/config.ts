@@ -53,6 +53,7 @@ const EnvSchema = z.object({
   SITE_URL: optionalText,
   DATA_DIR: z.string().default('./.data'),
   DATABASE_URL: optionalText,
+  DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('fulfilment'),
@@ -133,6 +134,8 @@ export interface Config {
   dataDir: string;
   /** Undefined: the embedded PostgreSQL under dataDir. */
   databaseUrl?: string;
+  /** PostgreSQL connections each API or worker process opens at most (DATABASE_POOL_MAX, 20). */
+  databasePoolMax: number;
   temporal: {
     /** Undefined: the embedded Temporal dev server. */
     address?: string;
@@ -256,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     siteUrl: stripTrailingSlash(e.SITE_URL ?? baseUrl),
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

@@ -3,7 +3,7 @@ import pino from 'pino';
 import type { Logger } from './dev/logger';
 import type { Client } from '@temporalio/client';
 import type { Config } from './config';
-import { createOrm, migrate, type Orm } from './db/orm';
+import { createOrm, migrate, SERVICE_POOL, type Orm } from './db/orm';
 import { loadKeyRing, type KeyRing } from './security/key-ring';
 import type { AppOptions } from './http/app';
 import { createMailer } from './mail/mailer';
@@ -35,7 +35,7 @@ export interface Endpoints {
  * its first start.
  */
 export async function connectCore(config: Readonly<Config>, endpoints: Endpoints): Promise<CoreServices & { applied: string[] }> {
-  const orm = await createOrm(endpoints.databaseUrl);
+  const orm = await createOrm(endpoints.databaseUrl, { pool: { ...SERVICE_POOL, max: config.databasePoolMax } });
   try {
     const applied = await migrate(orm);
     const keyRing = await loadKeyRing(config);

@@ -18,7 +18,7 @@ import { silentLogger } from '../../src/dev/logger';
 import { temporalDatabasesOf } from '../../src/dev/temporal-cluster';
 import { issueDownloadLink } from '../../src/services/download-links';
 import { S3Storage, s3ClientOf } from '../../src/storage/s3-storage';
-import { createTestDatabase } from '../helpers/database';
+import { createTestDatabase, TEST_DATABASE_POOL_MAX } from '../helpers/database';
 import { tokenOfLink } from '../helpers/download-links';
 import { createTestBucket, s3StorageEnv, testS3Settings } from '../helpers/s3';
 import { testPasswords } from '../helpers/seed';
@@ -56,7 +56,7 @@ beforeAll(async () => {
   cluster = spawn(process.execPath, [path.join(ROOT, 'dist/src/dev/cluster.js')], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: database.url, DATA_DIR: dataDir, SMTP_URL: mailbox.url,
+      PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: database.url, DATABASE_POOL_MAX: TEST_DATABASE_POOL_MAX, DATA_DIR: dataDir, SMTP_URL: mailbox.url,
       CLUSTER_API_PROCESSES: '2', CLUSTER_WORKER_PROCESSES: '2', LOG_LEVEL: 'warn', UPDATE_NOTICE_RATE: String(NOTICE_RATE), ...s3StorageEnv(bucket, 'files'),
     },
     stdio: ['ignore', 'pipe', 'pipe'],

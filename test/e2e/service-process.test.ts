@@ -31,6 +31,7 @@ beforeAll(async () => {
     BASE_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dataDir,
     DATABASE_URL: h.config.databaseUrl,
+    DATABASE_POOL_MAX: String(h.config.databasePoolMax),
     TEMPORAL_ADDRESS: h.config.temporal.address,
     TEMPORAL_TASK_QUEUE: h.config.temporal.taskQueue,
     SMTP_URL: h.mailbox.url,

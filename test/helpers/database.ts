@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 
+/**
+ * PostgreSQL connections of each pool a test makes (the harness's, and each service process a test
+ * starts: DATABASE_POOL_MAX): three test files at once, the cluster tier's four processes and
+ * engine among them, stay within the server's default 100.
+ */
+export const TEST_DATABASE_POOL_MAX = '10';
+
 function adminUrl(): string {
   const url = process.env.TEST_ADMIN_DATABASE_URL;
   if (!url) throw new Error('TEST_ADMIN_DATABASE_URL is not set: run the tests through jest (global setup starts PostgreSQL)');

@@ -17,7 +17,7 @@ import { openFileStorage } from '../../src/storage/open-file-storage';
 import { connectTemporal, WorkflowStarter } from '../../src/temporal/client';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { createWorker, type ServiceWorker } from '../../src/temporal/worker';
-import { createTestDatabase } from './database';
+import { createTestDatabase, TEST_DATABASE_POOL_MAX } from './database';
 import { TEST_PASSWORD_SCRYPT_N } from './seed';
 
 export interface HarnessOptions {
@@ -69,11 +69,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     // In-process workers share one runtime, installed by the test run: no endpoint of their own.
     WORKER_METRICS_ADDRESS: 'off',
     PASSWORD_SCRYPT_N: TEST_PASSWORD_SCRYPT_N,
+    // Three test files at once, some with service processes of their own, within PostgreSQL's default 100 connections.
+    DATABASE_POOL_MAX: TEST_DATABASE_POOL_MAX,
     ...options.env,
   });
   // The service's pool, with a longer wait for a connection: its one second stands for overload in
   // production, but on the test machine a browser, an engine and child processes share the two cores.
-  const orm = await createOrm(database.url, { pool: { ...SERVICE_POOL, acquireTimeoutMillis: 10_000 } });
+  const orm = await createOrm(database.url, { pool: { ...SERVICE_POOL, max: config.databasePoolMax, acquireTimeoutMillis: 10_000 } });
   await migrate(orm);
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);

@@ -17,7 +17,7 @@ export function workerProcesses(h: () => Harness, env: Record<string, string> = 
       const worker = spawnWatched(process.execPath, [path.join(ROOT, 'dist/src/temporal/worker-main.js')], {
         cwd: ROOT,
         env: {
-          PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: config.dataDir, DATABASE_URL: config.databaseUrl,
+          PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: config.dataDir, DATABASE_URL: config.databaseUrl, DATABASE_POOL_MAX: String(config.databasePoolMax),
           TEMPORAL_ADDRESS: config.temporal.address, TEMPORAL_TASK_QUEUE: config.temporal.taskQueue, SMTP_URL: mailbox.url,
           BASE_URL: config.baseUrl, WORKER_METRICS_ADDRESS: 'off', LOG_LEVEL: 'warn', ...env,
         },

@@ -12,6 +12,7 @@ describe('config', () => {
     expect(config.dataDir).toBe(path.resolve('.data'));
     expect(config.fileStorageDir).toBe(path.resolve('.data/files'));
     expect(config.databaseUrl).toBeUndefined();
+    expect(config.databasePoolMax).toBe(20);
     expect(config.temporal).toEqual(expect.objectContaining({ address: undefined, namespace: 'default', taskQueue: 'fulfilment', uiPort: 8233, acceptPlaintextPayloads: false }));
     expect(config.smtpUrl).toBeUndefined();
     expect(config.mailFrom).toBe('downloads@localhost');
