@@ -13,9 +13,11 @@ module.exports = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60_000,
-  // Two files at once on the two cores: a file spends much of its time waiting on the engine, the
-  // database and child processes. A worker whose heap grew past 1 GB (files keep what their servers
-  // allocated until the worker ends) is replaced before its next file.
-  maxWorkers: 2,
+  // Three files at once on the two cores: a file spends much of its time waiting on the engine, the
+  // database, timers and child processes (two at once left a third of the CPU idle). Their
+  // connections fit PostgreSQL's default 100 through DATABASE_POOL_MAX (test/helpers/database.ts).
+  // A worker whose heap grew past 1 GB (files keep what their servers allocated until the worker
+  // ends) is replaced before its next file.
+  maxWorkers: 3,
   workerIdleMemoryLimit: '1GB',
 };
