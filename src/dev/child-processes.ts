@@ -35,11 +35,11 @@ export function exitOf(child: ChildProcess): Promise<number | null> {
   });
 }
 
-/** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
-export async function stopChild(child: ChildProcess, graceMs = 30_000): Promise<void> {
+/** `signal` (SIGTERM unless the program shuts down on another), then SIGKILL if it has not exited after `graceMs`. */
+export async function stopChild(child: ChildProcess, graceMs = 30_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = exitOf(child);
-  child.kill('SIGTERM');
+  child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
