@@ -474,6 +474,14 @@ const failPending = statement<NoRows, { eventId: string; endpointId: string }>(
   (p) => sql`update outbound_delivery set state = 'failed', updated_at = now() where event_id = ${p.eventId} and endpoint_id = ${p.endpointId} and state = 'pending'`,
 );
 
+/**
+ * The endpoint's row, locked first by an attempt's record: deleting the endpoint locks it before its
+ * deliveries and attempts (the cascade), so taking the delivery's row first deadlocked with it.
+ */
+const lockEndpoint = statement<{ id: string }, { endpointId: string }>(
+  { id: true }, (p) => sql`select id from webhook_endpoint where id = ${p.endpointId} for no key update`,
+);
+
 const countAttempt = statement<{ attempts: number }, { delivered: boolean; failed: boolean; eventId: string; endpointId: string }>(
   { attempts: true },
   (p) => sql`update outbound_delivery set attempts = attempts + 1, updated_at = now(),
@@ -487,7 +495,7 @@ const endFailingStreak = statement<NoRows, { endpointId: string }>(
 
 const extendFailingStreak = statement<{ disabled_now: boolean; since: string }, { endpointId: string; gone: boolean; disableAfterMs: number }>(
   { disabled_now: true, since: true },
-  (p) => sql`with before as (select enabled from webhook_endpoint where id = ${p.endpointId} for update)
+  (p) => sql`with before as (select enabled from webhook_endpoint where id = ${p.endpointId} for no key update)
        update webhook_endpoint e set failing_since = coalesce(e.failing_since, now()),
          enabled = e.enabled and not (${p.gone} or coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond'),
          disabled_reason = case
@@ -537,7 +545,9 @@ export async function attemptDelivery(
   });
   const delivered = result.error === null;
   const gone = result.status === 410;
-  return em.transactional(async (tx) => {
+  return em.transactional(async (tx): Promise<SentAttempt> => {
+    // Deleted while the request was out: nothing to record, and nothing more to send.
+    if (!(await lockEndpoint.first(tx, { endpointId: target.endpointId }))) return { outcome: { kind: 'disabled' }, result };
     const delivery = await countAttempt.first(tx, { delivered, failed: gone || target.last, eventId: target.eventId, endpointId: target.endpointId });
     await logAttempt(tx, target.endpointId, event.id, event.type, delivery?.attempts ?? 1, result);
     if (delivered) {
