@@ -24,21 +24,20 @@ async function withAdmin<T>(admin: string, work: (client: PgClient) => Promise<T
   }
 }
 
-/** Drops the database `name` of the server of `admin` (a superuser's URL), its sessions ended. */
-export async function dropDatabase(admin: string, name: string): Promise<void> {
-  await withAdmin(admin, (c) => c.query(`drop database if exists ${name} with (force)`));
-}
-
 /**
  * A fresh database with the service's schema on the test server, copied from the template global
  * setup migrated (or an empty one on the server of `admin`, a superuser's URL: migrate it);
  * `drop()` removes it.
  */
-export async function createTestDatabase(admin = adminUrl()): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(admin = adminUrl()): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `delivery_test_${randomBytes(6).toString('hex')}`;
   const template = admin === process.env.TEST_ADMIN_DATABASE_URL ? process.env.TEST_TEMPLATE_DATABASE : undefined;
   await withAdmin(admin, (c) => c.query(`create database ${name}${template ? ` template ${template}` : ''}`));
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => dropDatabase(admin, name) };
+  return {
+    name,
+    url: url.toString(),
+    drop: () => withAdmin(admin, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
 }

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +14,7 @@ import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 // Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
 // jest's test contexts cannot share.
 import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
-import { dropDatabase } from './database';
+import { createTestDatabase } from './database';
 
 const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -38,27 +37,19 @@ async function reachable(url: string): Promise<boolean> {
  * where migrating each of them cost the run about 40 s of its two cores.
  */
 async function makeTemplateDatabase(adminUrl: string, started: Array<() => Promise<void>>): Promise<void> {
-  const name = `delivery_test_template_${randomBytes(6).toString('hex')}`;
-  const admin = new PgClient({ connectionString: adminUrl });
-  await admin.connect();
+  // Made before TEST_TEMPLATE_DATABASE is set: an empty database.
+  const template = await createTestDatabase(adminUrl);
+  started.push(() => template.drop());
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-template-'));
   try {
-    await admin.query(`create database ${name}`);
-    started.push(() => dropDatabase(adminUrl, name));
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-template-'));
-    try {
-      await promisify(execFile)(process.execPath, ['dist/src/cli/main.js', 'migrate'], {
-        cwd: path.resolve(__dirname, '../..'),
-        env: { ...process.env, DATABASE_URL: url.toString(), DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
-      });
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
-    process.env.TEST_TEMPLATE_DATABASE = name;
+    await promisify(execFile)(process.execPath, ['dist/src/cli/main.js', 'migrate'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, DATABASE_URL: template.url, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    });
   } finally {
-    await admin.end();
+    await rm(dataDir, { recursive: true, force: true });
   }
+  process.env.TEST_TEMPLATE_DATABASE = template.name;
 }
 
 /**
