@@ -87,7 +87,7 @@ const EnvSchema = z.object({
   UPDATE_NOTICE_RATE: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   DISPATCH_MAX_REFUSALS: z.coerce.number().int().min(1).max(1000).default(10),
-  DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(100),
+  DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(20),
   DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
