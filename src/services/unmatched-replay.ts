@@ -16,8 +16,8 @@ import type { NewDispatch } from '../domain/dispatch';
 import type { Principal } from '../domain/access';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isEmailAddress } from '../domain/email';
-import type { HeldLine } from '../domain/held-line';
-import { fulfilLineWorkflowId, normaliseSku } from '../domain/ids';
+import { lineDispatch, type HeldLine } from '../domain/held-line';
+import { normaliseSku } from '../domain/ids';
 import { getProduct, updateProduct } from './products';
 import type { FileStorage } from '../storage/file-storage';
 import { enqueueDispatches } from './workflow-outbox';
@@ -118,23 +118,9 @@ export async function deliverHeldSales(em: EntityManager, orgId: string, rawSku:
     // Lines without a usable email stay held and are counted, to be recorded by hand.
     const claimed = held.filter((item) => deliverable(item.held_line));
     const left = await heldWithoutOrderCount(tx, orgId, key);
-    const dispatches: NewDispatch[] = claimed.map((item) => {
-      const payload = {
-        orgId,
-        source: item.platform,
-        externalOrderId: item.external_order_id,
-        productId: product.id,
-        customer: item.held_line.customer,
-        amount: item.held_line.amount,
-        currency: item.held_line.currency,
-        paymentMethod: item.platform,
-        test: item.held_line.test,
-        sendReceipt: true,
-        deliveryItemId: item.id,
-        ...(item.held_line.paymentReference !== undefined ? { paymentReference: item.held_line.paymentReference } : {}),
-      };
-      return { kind: 'fulfil-line', workflowId: fulfilLineWorkflowId(payload), orgId, payload };
-    });
+    const dispatches: NewDispatch[] = claimed.map((item) => lineDispatch(
+      { orgId, platform: item.platform, externalOrderId: item.external_order_id, itemId: item.id }, item.held_line, product.id,
+    ));
     if (claimed.length > 0) {
       const items = claimed.map((item, index) => ({ id: item.id, delivery_id: item.delivery_id, workflow_id: dispatches[index].workflowId }));
       // The items and their entries wait for the runs again; the SKU's counter counts the lines still held.

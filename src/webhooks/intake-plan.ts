@@ -10,7 +10,8 @@ import type { NewEntry } from '../domain/delivery-entry';
 import type { NewDispatch } from '../domain/dispatch';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
 import { unstorableText } from '../domain/field-limits';
-import { alertWorkflowId, fulfilLineWorkflowId, normaliseSku, revocationWorkflowId } from '../domain/ids';
+import { lineDispatch, type HeldLine } from '../domain/held-line';
+import { alertWorkflowId, normaliseSku, revocationWorkflowId } from '../domain/ids';
 import { fromMinorUnits } from '../domain/money';
 import { planLine, type MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
@@ -153,32 +154,18 @@ export function planDeliveries(
       const decided = planLine(line.sku, product, facts);
       // Unknown line amounts are recorded as zero in the order's currency, never guessed.
       const amount = line.amount ?? fromMinorUnits(0, currency)!;
+      const sale: HeldLine = { customer: { email: email ?? '', name: order.customer.name ?? '' }, amount, currency, test: order.test, ...paymentReferenceOf(order) };
       if (decided.kind === 'final') {
         // An unknown SKU may be mapped later: the line keeps what delivering it then needs.
-        const heldLine = decided.outcome === 'unmatched' && line.sku !== null
-          ? { customer: { email: email ?? '', name: order.customer.name ?? '' }, amount, currency, test: order.test, ...paymentReferenceOf(order) }
-          : undefined;
+        const heldLine = decided.outcome === 'unmatched' && line.sku !== null ? sale : undefined;
         entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: decided.outcome, reason: decided.reason, workflowId: null, heldLine });
         continue;
       }
-      const payload = {
-        orgId: org.orgId,
-        source: platform,
-        externalOrderId: order.externalOrderId,
-        productId: decided.productId,
-        customer: { email: email!, name: order.customer.name ?? '' },
-        amount,
-        currency,
-        paymentMethod: platform,
-        test: order.test,
-        sendReceipt: true,
-        deliveryItemId: itemId,
-        ...paymentReferenceOf(order),
-      };
-      const workflowId = fulfilLineWorkflowId(payload);
+      const dispatch = lineDispatch({ orgId: org.orgId, platform, externalOrderId: order.externalOrderId, itemId }, sale, decided.productId);
+      const { workflowId } = dispatch;
       entry.items.push({ id: itemId, sku: line.sku, productId: decided.productId, outcome: null, reason: null, workflowId });
       if (!entry.workflowIds.includes(workflowId)) entry.workflowIds.push(workflowId);
-      plan.dispatches.push({ kind: 'fulfil-line', workflowId, orgId: org.orgId, payload });
+      plan.dispatches.push(dispatch);
     }
     if (alertDue(entry.items.map((i) => i.outcome))) {
       const payload = { orgId: org.orgId, platform, externalOrderId: order.externalOrderId, deliveryId: entry.id };

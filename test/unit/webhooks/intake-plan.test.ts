@@ -1,4 +1,5 @@
 /** The front door's planning, apart from its reads and writes: plain values in, plain values out. */
+import { lineDispatch } from '../../../src/domain/held-line';
 import type { MatchedProduct } from '../../../src/domain/order-lines';
 import type { NormalizedOrder, NormalizedRevocation } from '../../../src/webhooks/adapter';
 import {
@@ -58,6 +59,18 @@ describe('planDeliveries (decisions §4: each line held, unmatched or to fulfil)
         customer: { email: 'buyer@example.com', name: 'Buyer' }, amount: '29.00', currency: 'EUR', deliveryItemId: fulfil.id,
       }),
     }]);
+  });
+
+  test('a held line, once its SKU is mapped, starts the run the webhook would have started had the SKU been known (payments-c, with its payment)', () => {
+    const paid = order({ paymentReference: 'pi_123', lines: [{ sku: 'mystery', quantity: 1, amount: '5.00' }] });
+    const [held] = planDeliveries(org, 'payments-c', [paid], matches, now).entries[0].items;
+    const mapped = new Map([...matches, ['mystery', { productId: 'p-mystery', status: 'published', hasLiveVersion: true } as const]]);
+    const known = planDeliveries(org, 'payments-c', [paid], mapped, now);
+    const [line] = known.entries[0].items;
+
+    const replayed = lineDispatch({ orgId: org.orgId, platform: 'payments-c', externalOrderId: 'A-1001', itemId: line.id }, held.heldLine!, 'p-mystery');
+    expect(replayed).toEqual(known.dispatches[0]);
+    expect(replayed.payload).toMatchObject({ paymentReference: 'pi_123', amount: '5.00', paymentMethod: 'payments-c', sendReceipt: true });
   });
 
   test('an order whose lines all end in Error with nothing delivered raises one alert', () => {
