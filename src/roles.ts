@@ -108,6 +108,14 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
 }
 
 /**
+ * Connections the kernel may hold for the API before it accepts them (capped by the system's
+ * net.core.somaxconn). Past the queue the kernel drops a new connection's SYN and the client waits
+ * for its retransmission, 1 s then 3 s, whichever organisation it comes from; a platform's retries
+ * after a refusal reconnect together. Node's default is 511.
+ */
+const LISTEN_BACKLOG = 4096;
+
+/**
  * The API role: builds the app (with its dispatcher and housekeeping) and listens on HOST:PORT.
  * Each role loads only its own code (the HTTP app here, the Temporal worker below): in the other
  * role's process it would be about 20-27 MB of heap for nothing.
@@ -123,7 +131,7 @@ export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temp
     clock: () => new Date(),
     ...extra,
   });
-  const url = await app.listen({ port: core.config.port, host: core.config.host });
+  const url = await app.listen({ port: core.config.port, host: core.config.host, backlog: LISTEN_BACKLOG });
   return { app, url, close: () => app.close() };
 }
 

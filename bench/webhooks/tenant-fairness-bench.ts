@@ -16,6 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { signFor } from '../../test/fixtures/platforms';
 import { contentTypeOf, orderBody, SECRETS, seedWebhookOrg, webhookPath, withEmail } from '../../test/helpers/webhooks';
+import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
 import { engineName, startService, startSmtpSink, type RunningService, type SmtpSink } from '../lib/service';
@@ -184,8 +185,10 @@ async function main(): Promise<void> {
     // tenant's last receipt is in; the rest of its backlog is not this benchmark's concern.
     const floodOver = new AbortController();
     setMaxListeners(Infinity, floodOver.signal); // one per delivery waiting to retry
+    const vitals = await watchEventLoop(service.base);
     const bigSending = paced(service.base, flood, BIG_RATE, undefined, floodOver.signal);
     const floodPhase = await smallTenantPhase(service, engine, sink, small.orgId, 'flood');
+    const floodVitals = await vitals();
     floodOver.abort();
     const beside = floodPhase.latencies;
     await connection.close();
@@ -195,6 +198,7 @@ async function main(): Promise<void> {
       'select count(*) as waiting from workflow_dispatch where organisation_id = ? and dead_at is null', [big.orgId],
     );
     process.stdout.write(`small tenant beside the flood     p99 ${p99(beside)} ms (${beside.length} receipts; turned back: ${refusalsText(floodPhase.refusals)})\n  ${stageLine(floodPhase.stages)}\n`);
+    process.stdout.write(`${describeVitals(floodVitals)} (the service's process, over the flood)\n`);
     process.stdout.write(`big tenant: turned back ${refusalsText(bigRefused)}; ${waiting} starts waiting at the end\n`);
     process.stdout.write(`flood/alone ${ratio.toFixed(2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'})\n`);
     process.stdout.write(`RESULT ${JSON.stringify({
