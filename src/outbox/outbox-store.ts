@@ -7,6 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DispatchKind } from '../domain/dispatch';
+import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
 
 /** A row of the insert's JSON parameter (see dispatchInsert). */
@@ -39,13 +40,16 @@ export async function insertDispatchRows(em: EntityManager, rows: DispatchRow[])
 }
 
 /**
- * An organisation's fulfilment runs in the engine: its webhook items waiting for an outcome, less
- * those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's item
- * has its outcome). Read from Pending entries only (a partial index), never the whole log.
+ * An organisation's fulfilment runs at work in the engine: its webhook items waiting for an outcome,
+ * less those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's
+ * item has its outcome), and less those parked until a license key is uploaded (`parked`): these take
+ * no task-queue place and may wait for days, and counted they would take the organisation's places,
+ * so that a dry pool held back its sales of every other product. Read from Pending entries only (a partial index), never the whole log.
  */
-const RUNS_IN_ENGINE = sql`greatest(0,
+const runsInEngine = (p: Parameters<{ parked: string }>) => sql`greatest(0,
   (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
-   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null)
+   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null
+     and wi.reason is distinct from ${p.parked})
   - (select count(*) from workflow_dispatch wq
      where wq.organisation_id = due.organisation_id and wq.kind = 'fulfil-line' and wq.dead_at is null))`;
 
@@ -61,11 +65,11 @@ export interface ClaimedDispatchRow {
   trace_parent: string | null;
 }
 
-const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; limit: number }>(
+const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; limit: number; parked: string }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
   (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
                   where dead_at is null and due_at <= now() group by organisation_id),
-     room as (select due.organisation_id, due.oldest, ${p.runsPerOrganisation} - ${RUNS_IN_ENGINE} as room from due)
+     room as (select due.organisation_id, due.oldest, ${p.runsPerOrganisation} - ${runsInEngine(p)} as room from due)
      select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
      from (select organisation_id, room from room where room > 0 order by oldest) o
      cross join lateral (
@@ -86,7 +90,7 @@ const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; li
  * limit reads it, so no row is locked that is not returned.
  */
 export function claimDueRows(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatchRow[]> {
-  return claimDue.rows(tx, { runsPerOrganisation, limit });
+  return claimDue.rows(tx, { runsPerOrganisation, limit, parked: WAITING_FOR_KEY_REASON });
 }
 
 const deleteDispatches = statement<NoRows, { ids: string }>(

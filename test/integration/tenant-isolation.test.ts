@@ -6,7 +6,8 @@
  * DISPATCH_ORGANISATION_RUNS is set for the test machine (two cores shared with other test runs):
  * what A has in the engine at once is what B's run finds ahead of it there.
  */
-import { WebhookDelivery } from '../../src/db/entities';
+import { WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
+import { WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
 import { startHarness, type Harness } from '../helpers/harness';
 import { eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
@@ -23,20 +24,20 @@ afterAll(() => h?.close());
 
 const FLOOD = 2_000;
 
-/** One signed reseller-d batch of `FLOOD` paid orders of one line each, every order id 200 characters long. */
-function floodBatch(): Buffer {
-  const events = Array.from({ length: FLOOD }, (_, i) => {
-    const id = `flood-${i}-`.padEnd(200, 'x');
+/** One signed reseller-d batch of `count` paid orders of ebook-pro, one line each, their ids padded to `idLength`. */
+function ordersBatch(prefix: string, count: number, idLength = 0): Buffer {
+  const events = Array.from({ length: count }, (_, i) => {
+    const id = `${prefix}-${i}-`.padEnd(idLength, 'x');
     return {
-      id: `event-${i}`, type: 'order.completed', live: true,
-      data: { id, currency: 'USD', customer: { first: 'Flood', last: 'Buyer', email: `flood-${i}@example.com` }, items: [{ product: 'ebook-pro', quantity: 1, subtotal: 5 }] },
+      id: `${prefix}-event-${i}`, type: 'order.completed', live: true,
+      data: { id, currency: 'USD', customer: { first: 'Flood', last: 'Buyer', email: `${prefix}-${i}@example.com` }, items: [{ product: 'ebook-pro', quantity: 1, subtotal: 5 }] },
     };
   });
   return Buffer.from(JSON.stringify({ events }));
 }
 
 test('a tenant flooding 2,000 over-long orders does not hold back another tenant\'s receipt (under 5 s)', async () => {
-  const flood = await send(h.app, 'reseller-d', flooding.orgId, floodBatch());
+  const flood = await send(h.app, 'reseller-d', flooding.orgId, ordersBatch('flood', FLOOD, 200));
   expect(flood.status).toBe(200);
   expect(flood.body.deliveryIds).toHaveLength(FLOOD);
 
@@ -54,3 +55,26 @@ test('a tenant flooding 2,000 over-long orders does not hold back another tenant
   }, 120_000, 'the flooding tenant\'s first entries to be fulfilled');
   expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: flooding.orgId, status: 'Error' })).toBe(0);
 }, 180_000);
+
+test('sales waiting for license keys take none of the organisation\'s runs: more of them than DISPATCH_ORGANISATION_RUNS wait, and its other products still sell', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['reseller-d'] });
+  const headers = { authorization: `Bearer ${org.apiKey}` };
+  const pool = await h.app.inject({ method: 'PUT', url: `/api/products/${org.ebook.productId}`, headers, payload: { licenseKeys: { source: 'pool', activationLimit: null } } });
+  expect(pool.statusCode).toBe(200);
+
+  // An empty pool: every sale is recorded and its run waits for a key (decisions §14), for days if need be.
+  const parked = 12;
+  expect((await send(h.app, 'reseller-d', org.orgId, ordersBatch('parked', parked))).status).toBe(200);
+  const waiting = () => h.orm.em.fork().count(WebhookDeliveryItem, { delivery: { organisation: org.orgId }, outcome: null, reason: WAITING_FOR_KEY_REASON });
+  await eventually(async () => ((await waiting()) === parked ? true : undefined), 60_000, `${parked} sales waiting for a key`);
+
+  const sale = await h.app.inject({
+    method: 'POST', url: '/api/purchases', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      customerId: 'new', 'newCustomer.name': 'Other Buyer', 'newCustomer.email': 'other-product@example.com',
+      productId: org.course.productId, amount: '30', currency: 'usd', paymentMethod: 'custom', sendEmail: 'true',
+    }).toString(),
+  });
+  expect(sale.statusCode).toBe(201);
+  await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
+}, 120_000);
