@@ -10,6 +10,7 @@
  * Target: small tenant's p99 with the flood ≤ 2× its p99 alone.
  */
 import { setMaxListeners } from 'node:events';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -160,6 +161,38 @@ async function smallTenantPhase(service: RunningService, engine: Client, sink: S
   return { latencies: orders.map((o) => sink.arrivedAt(o.email)! - sentAt.get(o.email)!), stages, refusals };
 }
 
+/**
+ * What the service's PostgreSQL sessions wait on, sampled every 250 ms until the returned function is
+ * called: the wait events (or `idle in transaction`) seen most, in session-samples, and the longest
+ * transaction seen open with its current statement.
+ */
+function sampleDatabaseWaits(service: RunningService): () => Promise<string> {
+  const waits = new Map<string, number>();
+  let longest = { ms: 0, query: '' };
+  let stopped = false;
+  const sampling = (async () => {
+    const em = service.orm.em.fork();
+    while (!stopped) {
+      const rows = await em.execute<Array<{ wait: string; ms: number; query: string }>>(
+        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'on CPU') else state end as wait,
+                extract(epoch from clock_timestamp() - coalesce(xact_start, query_start)) * 1000 as ms, left(query, 120) as query
+           from pg_stat_activity where datname = current_database() and state <> 'idle' and pid <> pg_backend_pid()`,
+      );
+      for (const row of rows) {
+        waits.set(row.wait, (waits.get(row.wait) ?? 0) + 1);
+        if (Number(row.ms) > longest.ms) longest = { ms: Math.round(Number(row.ms)), query: row.query.replace(/\s+/g, ' ') };
+      }
+      await setTimeout(250);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await sampling;
+    const top = [...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([wait, n]) => `${wait} ${n}`).join(', ');
+    return `  PostgreSQL sessions seen: ${top}; longest transaction ${longest.ms} ms, at: ${longest.query}`;
+  };
+}
+
 function stageLine(stages: Stages[]): string {
   const names = ['frontDoor', 'outbox', 'taskQueue', 'worker', 'receipt'] as const;
   return names.map((name) => `${name} p50 ${p50(stages.map((s) => s[name]))} / p99 ${p99(stages.map((s) => s[name]))} ms`).join('; ');
@@ -186,9 +219,15 @@ async function main(): Promise<void> {
     const floodOver = new AbortController();
     setMaxListeners(Infinity, floodOver.signal); // one per delivery waiting to retry
     const vitals = await watchEventLoop(service.base);
+    // The load generator's own loop: a send it cannot make on time shows as front-door time.
+    const generatorLoop = monitorEventLoopDelay({ resolution: 10 });
+    generatorLoop.enable();
+    const databaseWaits = sampleDatabaseWaits(service);
     const bigSending = paced(service.base, flood, BIG_RATE, undefined, floodOver.signal);
     const floodPhase = await smallTenantPhase(service, engine, sink, small.orgId, 'flood');
     const floodVitals = await vitals();
+    generatorLoop.disable();
+    const waitsSeen = await databaseWaits();
     floodOver.abort();
     const beside = floodPhase.latencies;
     await connection.close();
@@ -198,7 +237,8 @@ async function main(): Promise<void> {
       'select count(*) as waiting from workflow_dispatch where organisation_id = ? and dead_at is null', [big.orgId],
     );
     process.stdout.write(`small tenant beside the flood     p99 ${p99(beside)} ms (${beside.length} receipts; turned back: ${refusalsText(floodPhase.refusals)})\n  ${stageLine(floodPhase.stages)}\n`);
-    process.stdout.write(`${describeVitals(floodVitals)} (the service's process, over the flood)\n`);
+    process.stdout.write(`${describeVitals(floodVitals)} (the service's process, over the flood)\n`
+      + `  load generator's event-loop delay p50 ${Math.round(generatorLoop.percentile(50) / 1e6)} ms, p99 ${Math.round(generatorLoop.percentile(99) / 1e6)} ms, max ${Math.round(generatorLoop.max / 1e6)} ms\n${waitsSeen}\n`);
     process.stdout.write(`big tenant: turned back ${refusalsText(bigRefused)}; ${waiting} starts waiting at the end\n`);
     process.stdout.write(`flood/alone ${ratio.toFixed(2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'})\n`);
     process.stdout.write(`RESULT ${JSON.stringify({
