@@ -192,13 +192,21 @@ export async function startEmbeddedPostgres(
   const EmbeddedPostgresClass = loadEmbeddedPostgres();
   const isRoot = process.getuid?.() === 0;
   const recentOutput: string[] = [];
+  /**
+   * The server was asked to stop (by our stop(), or by the terminal's Ctrl-C, which reaches its
+   * process group too): it ends its sessions, which it reports as FATAL.
+   */
+  let stopping = false;
+  const routine = (line: string) => /database system is shutting down/.test(line)
+    || (stopping && /terminating connection due to administrator command/.test(line));
   const remember = (message: string) => {
     for (const line of message.split('\n')) {
       if (!line.trim()) continue;
+      if (/received (smart|fast|immediate) shutdown request/.test(line)) stopping = true;
       recentOutput.push(line);
       if (recentOutput.length > 60) recentOutput.shift();
       // Routine server chatter stays out of the service log; failures of the server itself do not.
-      if (/\b(FATAL|PANIC):/.test(line) && !/database system is shutting down/.test(line)) log.error(`postgres: ${line}`);
+      if (/\b(FATAL|PANIC):/.test(line) && !routine(line)) log.error(`postgres: ${line}`);
     }
   };
   const makeInstance = (port: number) =>
