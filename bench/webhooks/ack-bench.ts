@@ -31,6 +31,7 @@ import { adapters } from '../../src/webhooks/registry';
 import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { describeFigures, type LoadFigures } from '../lib/load';
+import { percentile } from '../lib/percentile';
 import { exitOnFailure, runBenchmark } from '../lib/run';
 import { startService, startSmtpSink, type RunningService, type ServiceShape } from '../lib/service';
 import { signedOrders, type SignedOrder } from './signed-orders';
@@ -113,10 +114,7 @@ async function steadyLoad(job: ClientJob & { rate: number }, orders: SignedOrder
     tick();
   });
   agent.destroy();
-  const at = (values: number[], q: number) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]);
-  };
+  const at = (values: number[], q: number) => Math.round(percentile(values, q));
   return {
     title: job.title,
     requestsPerSecond: Math.round(total / ((performance.now() - started) / 1000)),

@@ -9,6 +9,7 @@
  *   npm run build && npm run bench:build && node .bench-build/bench/webhooks/outage-bench.js
  */
 import { seedWebhookOrg } from '../../test/helpers/webhooks';
+import { percentile } from '../lib/percentile';
 import { pool, secondsSince, until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
 import { startService, startSmtpSink, type ServiceShape } from '../lib/service';
@@ -77,8 +78,7 @@ async function main(): Promise<void> {
               (select count(*) from webhook_delivery where organisation_id = ? and status = 'Success') as success`,
       [org.orgId, org.orgId, org.orgId, org.orgId],
     );
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const p99 = sorted[Math.floor(sorted.length * 0.99)];
+    const p99 = percentile(latencies, 0.99);
     const lost = ORDERS - refused - Number(counts.distinct_orders);
     const duplicated = Number(counts.purchases) - Number(counts.distinct_orders) + Math.max(0, sink.received() - Number(counts.purchases));
     const rss = service.peakRssMb();

@@ -12,6 +12,7 @@
  */
 import { seedWebhookOrg } from '../../test/helpers/webhooks';
 import { startReceiver, type Receiver } from '../../test/helpers/receivers';
+import { percentile } from '../lib/percentile';
 import { pool, secondsSince, until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
 import { engineName, startService, startSmtpSink, type RunningService, type ServiceShape, type SmtpSink } from '../lib/service';
@@ -39,10 +40,6 @@ async function fulfil(service: RunningService, sink: SmtpSink, orgId: string, fi
   });
   await until(() => sink.received() - before >= count, 'every receipt in the SMTP sink');
   return count / secondsSince(started);
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 async function main(): Promise<void> {
@@ -73,9 +70,9 @@ async function main(): Promise<void> {
     process.stdout.write(`with 3 endpoints (1 slow, 1 failing) ${withEndpoints.toFixed(1)} orders/s\n`);
     await until(() => healthy.uniqueIds().size >= ORDERS, 'every event at the healthy endpoint');
 
-    const latencies = healthy.received.map((r) => r.at - Date.parse((JSON.parse(r.body) as { timestamp: string }).timestamp)).sort((a, b) => a - b);
-    const p50 = percentile(latencies, 50);
-    const p99 = percentile(latencies, 99);
+    const latencies = healthy.received.map((r) => r.at - Date.parse((JSON.parse(r.body) as { timestamp: string }).timestamp));
+    const p50 = percentile(latencies, 0.5);
+    const p99 = percentile(latencies, 0.99);
     const ratio = withEndpoints / withoutEndpoints;
     process.stdout.write(`with/without ${ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}); `
       + `healthy endpoint latency p50 ${p50} ms, p99 ${p99} ms; slow endpoint got ${slow.uniqueIds().size}, failing ${failing.received.length} attempts so far\n`);

@@ -18,6 +18,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { signFor } from '../../test/fixtures/platforms';
 import { contentTypeOf, orderBody, SECRETS, seedWebhookOrg, webhookPath, withEmail } from '../../test/helpers/webhooks';
 import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
+import { percentile } from '../lib/percentile';
 import { until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
 import { engineName, startService, startSmtpSink, type RunningService, type SmtpSink } from '../lib/service';
@@ -101,15 +102,7 @@ async function paced<T extends SignedOrder>(
 
 const refusalsText = (r: Refusals) => `${r.busy} busy, ${r.backlog} backlog, ${r.dropped} dropped`;
 
-function p50(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}
-
-function p99(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)];
-}
+const p99 = (values: number[]) => percentile(values, 0.99);
 
 /** Where a small-tenant receipt's time went, each stage in ms, by what the service recorded of it. */
 interface Stages {
@@ -195,7 +188,10 @@ function sampleDatabaseWaits(service: RunningService): () => Promise<string> {
 
 function stageLine(stages: Stages[]): string {
   const names = ['frontDoor', 'outbox', 'taskQueue', 'worker', 'receipt'] as const;
-  return names.map((name) => `${name} p50 ${p50(stages.map((s) => s[name]))} / p99 ${p99(stages.map((s) => s[name]))} ms`).join('; ');
+  return names.map((name) => {
+    const values = stages.map((s) => s[name]);
+    return `${name} p50 ${percentile(values, 0.5)} / p99 ${p99(values)} ms`;
+  }).join('; ');
 }
 
 async function main(): Promise<void> {

@@ -44,7 +44,8 @@ export async function insertDispatchRows(em: EntityManager, rows: DispatchRow[])
  * less those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's
  * item has its outcome), and less those parked until a license key is uploaded (`parked`): these take
  * no task-queue place and may wait for days, and counted they would take the organisation's places,
- * so that a dry pool held back its sales of every other product. Read from Pending entries only (a partial index), never the whole log.
+ * so that a dry pool held back its sales of every other product. Read from Pending entries only (a
+ * partial index), never the whole log.
  */
 const runsInEngine = (p: Parameters<{ parked: string }>) => sql`greatest(0,
   (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
