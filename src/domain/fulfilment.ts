@@ -1,8 +1,21 @@
 import type { PurchaseSource } from './platforms';
 import type { ItemOutcome, ReceiptStatus } from './statuses';
 
+/**
+ * What a sale carries into its purchase besides its customer, however it came (webhook, API,
+ * dashboard, a held line delivered later): one list, so a field of the sale is declared once.
+ */
+export interface SaleTerms {
+  /** Decimal string with the currency's minor digits. */
+  amount: string;
+  currency: string;
+  test: boolean;
+  /** payments-c: the payment the order was paid with, which its refunds and disputes name. */
+  paymentReference?: string;
+}
+
 /** One sale of one product to fulfil: the input of the `fulfilOrderLine` workflow. */
-export interface FulfilmentInput {
+export interface FulfilmentInput extends SaleTerms {
   orgId: string;
   source: PurchaseSource;
   /** The platform's order id; null for API and dashboard sales that name none. */
@@ -10,11 +23,7 @@ export interface FulfilmentInput {
   productId: string;
   /** An existing customer of the organisation, or one found or created by email. */
   customer: { id: string } | { email: string; name: string };
-  /** Decimal string with the currency's minor digits. */
-  amount: string;
-  currency: string;
   paymentMethod: string;
-  test: boolean;
   sendReceipt: boolean;
   /** How long temporary SMTP failures are retried before the receipt fails (EMAIL_RETRY_WINDOW). */
   emailRetryWindowMs: number;
@@ -23,8 +32,6 @@ export interface FulfilmentInput {
    * items of other deliveries that join the run are duplicates. Absent for API and dashboard sales.
    */
   deliveryItemId?: string;
-  /** payments-c: the payment the order was paid with, which its refunds and disputes name. */
-  paymentReference?: string;
   /**
    * API and dashboard sales: the id of the purchase that the request recorded before the run
    * started (POST /api/purchases). The run's recording step finds that purchase as its own, so the

@@ -1,20 +1,16 @@
 /**
  * What an `unmatched` order line keeps so it can be delivered once its SKU is mapped (decisions §12):
- * the part of the fulfilment input the webhook gave, minus the product, which the mapping decides.
- * A line whose product is known goes to the outbox from the same sale (`lineDispatch`), so a field
- * of the sale is added here once, for both paths.
+ * the sale's terms and its customer, minus the product, which the mapping decides. A line whose
+ * product is known goes to the outbox from the same sale (`lineDispatch`), so a field of the sale
+ * (`SaleTerms`) reaches both paths without a change here.
  */
 import type { NewDispatch } from './dispatch';
+import type { SaleTerms } from './fulfilment';
 import { fulfilLineWorkflowId } from './ids';
 import type { Platform } from './platforms';
 
-export interface HeldLine {
+export interface HeldLine extends SaleTerms {
   customer: { email: string; name: string };
-  /** Decimal string with the currency's minor digits. */
-  amount: string;
-  currency: string;
-  test: boolean;
-  paymentReference?: string;
 }
 
 /** Which webhook line a fulfilment is for: its order, and the delivery item that gets the outcome. */

@@ -142,13 +142,22 @@ const saleWrites = (p: Parameters<RecordParams & SaleWrites>) => sql`,
 
 const SALE = recordStatements<SaleWrites>(saleWrites);
 
+/**
+ * The statement's parameters from the sale. Every field of the sale is taken here by name (the
+ * customer goes to `customer_row`), so a field added to the sale and not stored fails to compile
+ * instead of being dropped silently.
+ */
 function recordParams(input: FulfilmentRequest & { purchaseKey: string }): RecordParams {
+  const {
+    orgId, productId, purchaseKey, source, externalOrderId, paymentReference, amount, currency, paymentMethod, test,
+    sendReceipt, deliveryItemId, customer: _customer, ...notStored
+  } = input;
+  const nothingForgotten: Record<string, never> = notStored;
+  void nothingForgotten;
   return {
-    orgId: input.orgId, productId: input.productId, purchaseKey: input.purchaseKey, source: input.source,
-    externalOrderId: input.externalOrderId, paymentReference: input.paymentReference ?? null,
-    orderRef: input.externalOrderId ?? '', paymentRef: input.paymentReference ?? '',
-    amount: input.amount, currency: input.currency, paymentMethod: input.paymentMethod, test: input.test,
-    receiptStatus: input.sendReceipt ? 'pending' : 'skipped', deliveryItemId: input.deliveryItemId ?? null,
+    orgId, productId, purchaseKey, source, externalOrderId, paymentReference: paymentReference ?? null,
+    orderRef: externalOrderId ?? '', paymentRef: paymentReference ?? '', amount, currency, paymentMethod, test,
+    receiptStatus: sendReceipt ? 'pending' : 'skipped', deliveryItemId: deliveryItemId ?? null,
     generatedKey: generatedKeyOf(randomBytes(13)),
   };
 }
