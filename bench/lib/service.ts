@@ -6,7 +6,8 @@
  * database on the system server; mail goes to a counting SMTP sink in this process. Every child's
  * resident memory is sampled while it runs.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -93,8 +94,21 @@ export interface BenchTemporal {
  */
 const ENGINE = process.env.BENCH_ENGINE === 'server' ? 'server' : 'dev-server';
 
-export function engineName(): string {
-  return ENGINE === 'server' ? `Temporal server on PostgreSQL (${SERVER_SHARDS} history shards)` : 'Temporal dev server (SQLite, npm start\'s settings)';
+/**
+ * The Node that runs the service: the one every npm script runs (the `node` package, Node 24 LTS),
+ * whichever Node started the benchmark, so that `node .bench-build/…` on a machine whose own Node
+ * is older measures the service as `npm start` runs it. BENCH_SERVICE_NODE names another binary, to
+ * compare runtimes.
+ */
+const SERVICE_NODE = process.env.BENCH_SERVICE_NODE
+  ?? [path.join(ROOT, 'node_modules/.bin/node')].find((candidate) => existsSync(candidate))
+  ?? process.execPath;
+
+/** What runs the service: its Node and its workflow engine, for a benchmark's first line. */
+export function runtimeName(): string {
+  const node = execFileSync(SERVICE_NODE, ['--version']).toString().trim();
+  const engine = ENGINE === 'server' ? `Temporal server on PostgreSQL (${SERVER_SHARDS} history shards)` : 'Temporal dev server (SQLite, npm start\'s settings)';
+  return `service on Node ${node}, ${engine}`;
 }
 
 const SERVER_SHARDS = Number(process.env.BENCH_HISTORY_SHARDS ?? 4);
@@ -202,7 +216,7 @@ function lowerPriority(pid: number | undefined): void {
 function spawnRole(role: string, script: string, env: NodeJS.ProcessEnv): Child {
   const worker = role.startsWith('worker');
   const watched = spawnWatched(
-    process.execPath,
+    SERVICE_NODE,
     [...(worker ? WORKER_NODE_FLAGS : []), ...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)],
     { cwd: ROOT, env: worker ? { ...WORKER_PROCESS_ENV, ...env } : env },
   );

@@ -15,7 +15,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { seedWebhookOrg } from '../../test/helpers/webhooks';
 import { pool, secondsSince, until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
-import { engineName, startService, startSmtpSink, type ServiceShape } from '../lib/service';
+import { runtimeName, startService, startSmtpSink, type ServiceShape } from '../lib/service';
 import { noopRunsPerSecond } from './noop-baseline';
 import { signedOrders } from './signed-orders';
 
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const service = await startService(SHAPE, sink.url);
   try {
     const org = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
-    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}${SHAPE === 'roles' ? ` with ${process.env.BENCH_WORKERS ?? 1} worker(s)` : ''}, ${engineName()}\n`);
+    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}${SHAPE === 'roles' ? ` with ${process.env.BENCH_WORKERS ?? 1} worker(s)` : ''}, ${runtimeName()}\n`);
     const noopPerSecond = await noopRunsPerSecond(service.temporal.address, ORDERS, IN_FLIGHT);
     process.stdout.write(`no-op workflow (1 activity)      ${noopPerSecond.toFixed(1)} runs/s\n`);
 

@@ -15,7 +15,7 @@ import { startReceiver, type Receiver } from '../../test/helpers/receivers';
 import { percentile } from '../lib/percentile';
 import { pool, secondsSince, until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
-import { engineName, startService, startSmtpSink, type RunningService, type ServiceShape, type SmtpSink } from '../lib/service';
+import { runtimeName, startService, startSmtpSink, type RunningService, type ServiceShape, type SmtpSink } from '../lib/service';
 import { signedOrders } from './signed-orders';
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 2_000);
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const service = await startService(SHAPE, sink.url, { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOUND_RETRY_SCHEDULE: '5s,5m' });
   const receivers: Receiver[] = [];
   try {
-    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}, ${engineName()}\n`);
+    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}, ${runtimeName()}\n`);
     const warm = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
     await fulfil(service, sink, warm.orgId, 0, WARM_UP);
 

@@ -17,11 +17,12 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { signFor } from '../../test/fixtures/platforms';
 import { contentTypeOf, orderBody, SECRETS, seedWebhookOrg, webhookPath, withEmail } from '../../test/helpers/webhooks';
+import { sampleAcceptQueue } from '../lib/accept-queue';
 import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { percentile } from '../lib/percentile';
 import { until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
-import { engineName, startService, startSmtpSink, type RunningService, type SmtpSink } from '../lib/service';
+import { runtimeName, startService, startSmtpSink, type RunningService, type SmtpSink } from '../lib/service';
 import { signedOrders, type SignedOrder } from './signed-orders';
 
 const { EventType } = temporal.api.enums.v1;
@@ -60,9 +61,10 @@ const noRefusals = (): Refusals => ({ busy: 0, backlog: 0, dropped: 0 });
  * dropped; gives up once `until` aborts (the run is over: what the platform would send later is not
  * measured).
  */
-async function deliver(base: string, order: SignedOrder, refusals: Refusals, until: AbortSignal): Promise<void> {
+async function deliver(base: string, order: SignedOrder, refusals: Refusals, until: AbortSignal, attempting: () => void): Promise<void> {
   while (!until.aborted) {
     let retryAfterSeconds = 1;
+    attempting();
     try {
       const res = await fetch(`${base}${order.path}`, { method: 'POST', headers: order.headers, body: new Uint8Array(order.body) });
       await res.arrayBuffer();
@@ -85,17 +87,17 @@ async function sleep(ms: number, until: AbortSignal): Promise<void> {
 
 /**
  * Sends `orders` at `perSecond`, each at its own moment (an open loop: a slow answer does not slow
- * the next send); returns how they were turned back and retried.
+ * the next send); returns how they were turned back and retried. `attempted` hears of each attempt
+ * (the first is the order's send; later ones are retries after a refusal).
  */
 async function paced<T extends SignedOrder>(
-  base: string, orders: T[], perSecond: number, sent: (order: T, at: number) => void = () => undefined, until = new AbortController().signal,
+  base: string, orders: T[], perSecond: number, attempted: (order: T, at: number) => void = () => undefined, until = new AbortController().signal,
 ): Promise<Refusals> {
   const start = Date.now();
   const refusals = noRefusals();
   await Promise.all(orders.map(async (order, i) => {
     await setTimeout(Math.max(0, start + (i * 1_000) / perSecond - Date.now()));
-    sent(order, Date.now());
-    await deliver(base, order, refusals, until);
+    await deliver(base, order, refusals, until, () => attempted(order, Date.now()));
   }));
   return refusals;
 }
@@ -106,7 +108,9 @@ const p99 = (values: number[]) => percentile(values, 0.99);
 
 /** Where a small-tenant receipt's time went, each stage in ms, by what the service recorded of it. */
 interface Stages {
-  /** Sent → its delivery recorded (`received_at`): the front door. */
+  /** Sent → its last attempt sent: the waits of a platform retrying the service's refusals. */
+  retries: number;
+  /** Last attempt sent → its delivery recorded (`received_at`, read after the organisation's lookup): the front door. */
   frontDoor: number;
   /** Recorded → its fulfilment run started in the engine: the outbox and its dispatcher. */
   outbox: number;
@@ -128,7 +132,11 @@ interface Phase {
 async function smallTenantPhase(service: RunningService, engine: Client, sink: SmtpSink, orgId: string, phase: string): Promise<Phase> {
   const orders = smallOrders(orgId, phase, Math.max(1, Math.round(SECONDS * SMALL_RATE)));
   const sentAt = new Map<string, number>();
-  const refusals = await paced(service.base, orders, SMALL_RATE, (order, at) => sentAt.set(order.email, at));
+  const lastAttemptAt = new Map<string, number>();
+  const refusals = await paced(service.base, orders, SMALL_RATE, (order, at) => {
+    if (!sentAt.has(order.email)) sentAt.set(order.email, at);
+    lastAttemptAt.set(order.email, at);
+  });
   await until(() => orders.every((o) => sink.arrivedAt(o.email) !== undefined), `the small tenant's receipts (${phase})`, 10 * 60_000);
   const rows = await service.orm.em.fork().execute<Array<{ email: string; received_at: string; workflow_ids: string[]; recorded_at: string; receipt_sent_at: string }>>(
     `select c.email, d.received_at, d.workflow_ids, p.created_at as recorded_at, p.receipt_sent_at
@@ -148,7 +156,7 @@ async function smallTenantPhase(service: RunningService, engine: Client, sink: S
     const taskStarted = timeOf(EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
     const [received, recorded, receiptSent] = [row.received_at, row.recorded_at, row.receipt_sent_at].map((at) => new Date(at).getTime());
     return {
-      frontDoor: received - sentAt.get(row.email)!, outbox: started - received, taskQueue: taskStarted - started, worker: recorded - taskStarted, receipt: receiptSent - recorded,
+      retries: lastAttemptAt.get(row.email)! - sentAt.get(row.email)!, frontDoor: received - lastAttemptAt.get(row.email)!, outbox: started - received, taskQueue: taskStarted - started, worker: recorded - taskStarted, receipt: receiptSent - recorded,
     };
   }));
   return { latencies: orders.map((o) => sink.arrivedAt(o.email)! - sentAt.get(o.email)!), stages, refusals };
@@ -187,7 +195,7 @@ function sampleDatabaseWaits(service: RunningService): () => Promise<string> {
 }
 
 function stageLine(stages: Stages[]): string {
-  const names = ['frontDoor', 'outbox', 'taskQueue', 'worker', 'receipt'] as const;
+  const names = ['retries', 'frontDoor', 'outbox', 'taskQueue', 'worker', 'receipt'] as const;
   return names.map((name) => {
     const values = stages.map((s) => s[name]);
     return `${name} p50 ${percentile(values, 0.5)} / p99 ${p99(values)} ms`;
@@ -201,7 +209,7 @@ async function main(): Promise<void> {
   try {
     const big = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
     const small = await seedWebhookOrg(service, { platforms: ['cart-e'] });
-    process.stdout.write(`${SECONDS} s; big tenant ${BIG_RATE} orders/s, small tenant ${SMALL_RATE} orders/s; all-in-one, ${engineName()}\n`);
+    process.stdout.write(`${SECONDS} s; big tenant ${BIG_RATE} orders/s, small tenant ${SMALL_RATE} orders/s; all-in-one, ${runtimeName()}\n`);
 
     const connection = await Connection.connect({ address: service.temporal.address });
     const engine = new Client({ connection });
@@ -219,11 +227,13 @@ async function main(): Promise<void> {
     const generatorLoop = monitorEventLoopDelay({ resolution: 10 });
     generatorLoop.enable();
     const databaseWaits = sampleDatabaseWaits(service);
+    const acceptQueue = sampleAcceptQueue(Number(new URL(service.base).port));
     const bigSending = paced(service.base, flood, BIG_RATE, undefined, floodOver.signal);
     const floodPhase = await smallTenantPhase(service, engine, sink, small.orgId, 'flood');
     const floodVitals = await vitals();
     generatorLoop.disable();
     const waitsSeen = await databaseWaits();
+    const longestAcceptQueue = await acceptQueue();
     floodOver.abort();
     const beside = floodPhase.latencies;
     await connection.close();
@@ -234,7 +244,8 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`small tenant beside the flood     p99 ${p99(beside)} ms (${beside.length} receipts; turned back: ${refusalsText(floodPhase.refusals)})\n  ${stageLine(floodPhase.stages)}\n`);
     process.stdout.write(`${describeVitals(floodVitals)} (the service's process, over the flood)\n`
-      + `  load generator's event-loop delay p50 ${Math.round(generatorLoop.percentile(50) / 1e6)} ms, p99 ${Math.round(generatorLoop.percentile(99) / 1e6)} ms, max ${Math.round(generatorLoop.max / 1e6)} ms\n${waitsSeen}\n`);
+      + `  load generator's event-loop delay p50 ${Math.round(generatorLoop.percentile(50) / 1e6)} ms, p99 ${Math.round(generatorLoop.percentile(99) / 1e6)} ms, max ${Math.round(generatorLoop.max / 1e6)} ms\n`
+      + `  the API's accept queue (connections open at the client, not yet accepted): at most ${longestAcceptQueue}\n${waitsSeen}\n`);
     process.stdout.write(`big tenant: turned back ${refusalsText(bigRefused)}; ${waiting} starts waiting at the end\n`);
     process.stdout.write(`flood/alone ${ratio.toFixed(2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'})\n`);
     process.stdout.write(`RESULT ${JSON.stringify({
