@@ -4,13 +4,12 @@
  * back (one receipt each, the counter back to 0), and notify the buyers of a product's new active
  * version while the page follows the progress; members see both without the controls.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { ProductVersion } from '../../src/db/entities';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 import { addVersionFile, seedPurchase } from '../helpers/download-links';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 import { edit, finalEntry, orderBody, send, seedWebhookOrg, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
 jest.setTimeout(180_000);
@@ -20,36 +19,24 @@ const PASSWORD = 'correct horse battery';
 const SKU = 'DK <2026> & "bundle"/v2';
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let org: WebhookOrg;
 let admin: { email: string };
 let member: { email: string };
 let pageErrors: string[] = [];
 
-beforeAll(async () => {
+useDashboardBrowser({
   // One notice a second: the page has time to show a notification running before it is done.
-  h = await startHarness({ env: { UPDATE_NOTICE_RATE: '1' } });
-  ({ app, base } = await listenDashboard(h));
+  harness: { env: { UPDATE_NOTICE_RATE: '1' } },
+  started: (world) => ({ h, base } = world),
+  opened: (opened) => ({ page, pageErrors } = opened),
+});
+
+beforeAll(async () => {
   org = await seedWebhookOrg(h, { platforms: ['storefront-a', 'cart-e'], name: 'Acme Books' });
   admin = await seedUser(h, org.orgId, 'admin');
   member = await seedUser(h, org.orgId, 'member');
-  browser = await launchBrowser();
-});
-
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser));
-});
-afterEach(async () => {
-  await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await h?.close();
 });
 
 /** storefront-a's sample with its ebook-pro line sold under `sku` (its course-basic line stays known). */

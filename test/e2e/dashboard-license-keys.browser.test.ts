@@ -4,22 +4,18 @@
  * counts change; a sale takes one, and its buyer copies it from the download page. A member sees
  * the setting read-only and no upload form.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { MAX_POOL_KEY_LENGTH } from '../../src/domain/license-keys';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
 const PASSWORD = 'correct horse battery';
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let pageErrors: string[] = [];
 let apiKey: string;
@@ -27,27 +23,17 @@ let admin: { email: string };
 let member: { email: string };
 let product: SeededProduct;
 
+useDashboardBrowser({
+  started: (world) => ({ h, base } = world),
+  opened: (opened) => ({ page, pageErrors } = opened),
+});
+
 beforeAll(async () => {
-  h = await startHarness();
-  ({ app, base } = await listenDashboard(h));
   const org = await seedOrganisation(h, { name: 'Acme Software' });
   apiKey = org.apiKey;
   admin = await seedUser(h, org.orgId, 'admin');
   member = await seedUser(h, org.orgId, 'member');
   product = await seedProduct(h, org.orgId, { slug: 'plugin-pack', name: 'Plugin Pack' });
-  browser = await launchBrowser();
-});
-
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser));
-});
-afterEach(async () => {
-  await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await h?.close();
 });
 
 const counts = async () => ({
@@ -117,7 +103,7 @@ test('an admin sets a product to a key pool with an activation limit, uploads ke
   await expect(counts()).resolves.toEqual({ available: '2', issued: '1' });
 
   // Its buyer sees the key on the download page and copies it.
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   await page.goto(`${base}${link}`);
   await expect(page.getByLabel('Your license key').textContent()).resolves.toBe('PACK-0001');
   await page.getByRole('button', { name: 'Copy the license key' }).click();

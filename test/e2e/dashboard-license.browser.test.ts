@@ -3,12 +3,11 @@
  * playwright-core): the key, its seats and installations; an admin's Deactivate frees a seat
  * (decisions §14), and the app on that installation no longer validates.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { LicenseKey } from '../../src/db/entities';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 import { eventually } from '../helpers/webhooks';
 
 jest.setTimeout(180_000);
@@ -16,10 +15,7 @@ jest.setTimeout(180_000);
 const PASSWORD = 'correct horse battery';
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let pageErrors: string[] = [];
 let admin: { email: string; apiKey: string };
@@ -27,9 +23,13 @@ let purchaseId: string;
 let key: string;
 const instances: Record<string, string> = {};
 
+useDashboardBrowser({
+  harness: { worker: false },
+  started: (world) => ({ h, base } = world),
+  opened: (opened) => ({ page, pageErrors } = opened),
+});
+
 beforeAll(async () => {
-  h = await startHarness({ worker: false });
-  ({ app, base } = await listenDashboard(h));
   const { orgId } = await seedOrganisation(h, { name: 'Acme Apps' });
   admin = await seedUser(h, orgId, 'admin');
   const auth = { authorization: `Bearer ${admin.apiKey}` };
@@ -52,19 +52,6 @@ beforeAll(async () => {
     expect(res.statusCode).toBe(201);
     instances[name] = res.json().instanceId;
   }
-  browser = await launchBrowser();
-});
-
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser));
-});
-afterEach(async () => {
-  await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await h?.close();
 });
 
 test('the purchase page shows the key and its installations, and Deactivate frees a seat', async () => {

@@ -4,14 +4,13 @@
  * and fetch the dispute evidence (decisions §9–§11); members see the page without the actions.
  */
 import { readFile } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { randomUUID } from 'node:crypto';
 import { Purchase } from '../../src/db/entities';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 import { seedPurchase, tokenOfLink, type SeededPurchase } from '../helpers/download-links';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
@@ -29,10 +28,7 @@ const PASSWORD = 'correct horse battery';
 const HOSTILE_AGENT = '<img src=x id=injected> Tester/1.0';
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let orgId: string;
 let product: SeededProduct;
@@ -47,9 +43,13 @@ const customerUrl = (token: string, suffix = '') => `${base}/d/${encodeURICompon
 
 const purchaseRow = () => h.orm.em.fork().findOneOrFail(Purchase, purchase.purchaseId);
 
+useDashboardBrowser({
+  context: { acceptDownloads: true },
+  started: (world) => ({ h, base } = world),
+  opened: (opened) => ({ page, pageErrors } = opened),
+});
+
 beforeAll(async () => {
-  h = await startHarness();
-  ({ app, base } = await listenDashboard(h));
   ({ orgId } = await seedOrganisation(h, { name: 'Acme Books' }));
   admin = await seedUser(h, orgId, 'admin');
   product = await seedProduct(h, orgId, { name: 'Ebook Pro', slug: 'ebook-pro' });
@@ -65,19 +65,6 @@ beforeAll(async () => {
     `select 1 from activity_log_entry where purchase_id = ? and kind = 'file_download'`, [purchase.purchaseId],
   )).length === 1);
 
-  browser = await launchBrowser();
-});
-
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser, { acceptDownloads: true }));
-});
-afterEach(async () => {
-  await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await h?.close();
 });
 
 /** Clicks a data-json form's button; the page reloads once the API answered. */

@@ -5,49 +5,36 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { addVersionFile } from '../helpers/download-links';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
 const PASSWORD = 'correct horse battery';
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let pageErrors: string[] = [];
 let admin: { email: string };
 let ebook: SeededProduct;
 let locked: SeededProduct;
 
+useDashboardBrowser({
+  harness: { worker: false },
+  started: (world) => ({ h, base } = world),
+  opened: (opened) => ({ page, pageErrors } = opened),
+});
+
 beforeAll(async () => {
-  h = await startHarness({ worker: false });
-  ({ app, base } = await listenDashboard(h));
   const org = await seedOrganisation(h, { name: 'Acme Books' });
   admin = await seedUser(h, org.orgId, 'admin');
   ebook = await seedProduct(h, org.orgId, { slug: 'field-guide', name: 'Field Guide' });
   locked = await seedProduct(h, org.orgId, { slug: 'locked-guide', name: 'Locked Guide' });
   await addVersionFile(h, locked.versionId, 'locked.pdf', readFileSync(path.join(__dirname, '../fixtures/pdf/encrypted.pdf')));
-  browser = await launchBrowser();
-});
-
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser));
-});
-afterEach(async () => {
-  await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await h?.close();
 });
 
 const detailsForm = (productId: string) => page.locator(`form[action$="/products/${productId}"]`);

@@ -3,13 +3,12 @@
  * an endpoint and sees its secret once, sends a test and sees the attempt, disables and enables it,
  * and redelivers an event; the receiver is a real HTTP server that verifies with standardwebhooks.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, seedUser } from '../helpers/seed';
 import { seedPurchase } from '../helpers/download-links';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 import { startReceiver, type Receiver } from '../helpers/receivers';
 import { eventually } from '../helpers/webhooks';
 
@@ -18,10 +17,7 @@ jest.setTimeout(180_000);
 const PASSWORD = 'correct horse battery';
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let pageErrors: string[] = [];
 let receiver: Receiver;
@@ -29,27 +25,23 @@ let orgId: string;
 let admin: { email: string };
 let member: { email: string };
 
+useDashboardBrowser({
+  harness: { env: { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true' } },
+  started: (world) => ({ h, base } = world),
+  opened: (opened) => {
+    ({ page, pageErrors } = opened);
+    page.on('dialog', (dialog) => void dialog.accept());
+  },
+});
+
 beforeAll(async () => {
-  h = await startHarness({ env: { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true' } });
-  ({ app, base } = await listenDashboard(h));
   ({ orgId } = await seedOrganisation(h, { name: 'Acme Books' }));
   admin = await seedUser(h, orgId, 'admin');
   member = await seedUser(h, orgId, 'member');
   receiver = await startReceiver(() => ({ status: 200, body: '{"received":true}' }));
-  browser = await launchBrowser();
-});
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser));
-  page.on('dialog', (dialog) => void dialog.accept());
-});
-afterEach(async () => {
-  await context?.close();
 });
 afterAll(async () => {
-  await browser?.close();
   await receiver?.close();
-  await app?.close();
-  await h?.close();
 });
 
 const panel = () => page.locator('section[data-endpoint]');

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { buildApiApp } from '../../src/roles';
-import type { Harness } from './harness';
+import { startHarness, type Harness, type HarnessOptions } from './harness';
 
 /** Debian's Chromium, headless, with nothing that talks to the network on its own. */
 export function launchBrowser(): Promise<Browser> {
@@ -61,4 +61,45 @@ export async function openDashboardPage(
     if (message.type() === 'error' && !/status of 40[34]/.test(message.text())) pageErrors.push(message.text());
   });
   return { context, page, pageErrors };
+}
+
+/** A dashboard test page as `openDashboardPage` gives it. */
+export type DashboardPage = Awaited<ReturnType<typeof openDashboardPage>>;
+
+/**
+ * The hooks every dashboard browser test file needs: before its tests, a harness, the dashboard
+ * listening on it (`started` hears of them, before the file's own `beforeAll` seeds) and one
+ * Chromium; before each test a fresh context and page (`opened` hears of them), closed after it;
+ * after the last test, the browser, the app and the harness closed.
+ */
+export function useDashboardBrowser(hooks: {
+  harness?: HarnessOptions;
+  context?: BrowserContextOptions;
+  started: (world: { h: Harness; base: string }) => void;
+  opened: (page: DashboardPage) => void;
+}): void {
+  let h: Harness | undefined;
+  let app: FastifyInstance | undefined;
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  beforeAll(async () => {
+    h = await startHarness(hooks.harness);
+    const listening = await listenDashboard(h);
+    app = listening.app;
+    browser = await launchBrowser();
+    hooks.started({ h, base: listening.base });
+  });
+  beforeEach(async () => {
+    const opened = await openDashboardPage(browser!, hooks.context);
+    context = opened.context;
+    hooks.opened(opened);
+  });
+  afterEach(async () => {
+    await context?.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await h?.close();
+  });
 }
