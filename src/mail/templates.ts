@@ -111,32 +111,57 @@ ${linkBlock(input)}
 <p style="margin-bottom:0">${input.orgName}</p>`) };
 }
 
+/** What sets one unsubscribable link mail apart from another; the rest of its layout is shared. */
+interface UnsubscribableLinkParts {
+  subject: string;
+  intro: string;
+  /** The text part's lines about the link. */
+  linkText: string[];
+  note: string;
+  unsubscribeText: string;
+  unsubscribeHtml: SafeHtml;
+}
+
+/**
+ * A mail the buyer did not ask for that carries one fresh link (a reminder, a new version's notice):
+ * greeting, intro, the link, a note, the way to fresh links for everything, and the one-click way to
+ * stop such mail (List-Unsubscribe, RFC 8058).
+ */
+function unsubscribableLinkMail(
+  input: { orgName: string; customerName?: string; unsubscribeUrl: string } & DownloadLinkLine, parts: UnsubscribableLinkParts,
+): RenderedMail {
+  const greeting = greetingOf(input.customerName);
+  const text = [
+    greeting, '', parts.intro, '', ...parts.linkText, '', parts.note,
+    `Fresh links for all your purchases: ${myUrlOf(input.link)}`, '', parts.unsubscribeText, '', `-- ${input.orgName}`,
+  ].join('\n');
+  return {
+    subject: parts.subject,
+    text,
+    html: emailDocument(parts.subject, html`<p style="margin-top:0">${greeting}</p><p>${parts.intro}</p>
+${linkBlock(input)}
+<p style="${MUTED_STYLE}">${parts.note}</p>
+<p style="${MUTED_STYLE}">${parts.unsubscribeHtml}</p>
+<p style="margin-bottom:0">${input.orgName}</p>`),
+    headers: oneClickUnsubscribe(input.unsubscribeUrl),
+  };
+}
+
 /**
  * The reminder to a buyer who has not downloaded (decisions §16): the product, a fresh link, and
  * the one-click way to stop the seller's emails, which also stops any later reminder (List-Unsubscribe,
  * as on update notices).
  */
 export function reminderMail(input: { orgName: string; customerName: string; unsubscribeUrl: string } & DownloadLinkLine & LinkLifetime): RenderedMail {
-  const greeting = greetingOf(input.customerName);
-  const subject = `Your download is waiting: ${input.productName}`;
-  const intro = `You bought ${productLabel(input)} from ${input.orgName}, but it has not been downloaded yet. Here is a fresh link:`;
-  const note = `The link works until ${formatUtc(input.expiresAt)}, and for another ${input.linkLifetime} each time you open it. `
-    + 'If you already have the files, you can ignore this email: it is the only reminder.';
-  const unsubscribe = `To stop emails like this one from ${input.orgName}, unsubscribe here: ${input.unsubscribeUrl}`;
-  const text = [
-    greeting, '', intro, '', productLabel(input), ...licenseKeyText(input), input.link, '', note,
-    `Fresh links for all your purchases: ${myUrlOf(input.link)}`, '', unsubscribe, '', `-- ${input.orgName}`,
-  ].join('\n');
-  return {
-    subject,
-    text,
-    html: emailDocument(subject, html`<p style="margin-top:0">${greeting}</p><p>${intro}</p>
-${linkBlock(input)}
-<p style="${MUTED_STYLE}">${note}</p>
-<p style="${MUTED_STYLE}"><a href="${input.unsubscribeUrl}">Stop emails like this one</a> from ${input.orgName}.</p>
-<p style="margin-bottom:0">${input.orgName}</p>`),
-    headers: oneClickUnsubscribe(input.unsubscribeUrl),
-  };
+  return unsubscribableLinkMail(input, {
+    subject: `Your download is waiting: ${input.productName}`,
+    intro: `You bought ${productLabel(input)} from ${input.orgName}, but it has not been downloaded yet. Here is a fresh link:`,
+    linkText: [productLabel(input), ...licenseKeyText(input), input.link],
+    note: `The link works until ${formatUtc(input.expiresAt)}, and for another ${input.linkLifetime} each time you open it. `
+      + 'If you already have the files, you can ignore this email: it is the only reminder.',
+    unsubscribeText: `To stop emails like this one from ${input.orgName}, unsubscribe here: ${input.unsubscribeUrl}`,
+    unsubscribeHtml: html`<a href="${input.unsubscribeUrl}">Stop emails like this one</a> from ${input.orgName}.`,
+  });
 }
 
 /** Fresh links, one email per organisation: every purchase asked for, each with its new link. */
@@ -208,27 +233,15 @@ export function updateNoticeMail(input: {
   customerName?: string;
   unsubscribeUrl: string;
 } & DownloadLinkLine & LinkLifetime): RenderedMail {
-  const greeting = greetingOf(input.customerName);
-  const label = productLabel(input);
-  const subject = `New version of ${input.productName}${input.versionLabel ? `: ${input.versionLabel}` : ''}`;
-  const intro = `${input.orgName} has released a new version of ${input.productName}, which you bought. Here is a download link for it:`;
-  const note = `The link works for ${input.linkLifetime}, and for another ${input.linkLifetime} each time you open it.`;
-  const unsubscribe = 'You get this email because you bought this product. To stop emails about new versions from '
-    + `${input.orgName}, unsubscribe here: ${input.unsubscribeUrl}`;
-  const text = [
-    greeting, '', intro, '', label, input.link, `Works until ${formatUtc(input.expiresAt)}`, '', note,
-    `Fresh links for all your purchases: ${myUrlOf(input.link)}`, '', unsubscribe, '', `-- ${input.orgName}`,
-  ].join('\n');
-  return {
-    subject,
-    text,
-    html: emailDocument(subject, html`<p style="margin-top:0">${greeting}</p><p>${intro}</p>
-${linkBlock(input)}
-<p style="${MUTED_STYLE}">${note}</p>
-<p style="${MUTED_STYLE}">You get this email because you bought this product. <a href="${input.unsubscribeUrl}">Stop emails about new versions</a>.</p>
-<p style="margin-bottom:0">${input.orgName}</p>`),
-    headers: oneClickUnsubscribe(input.unsubscribeUrl),
-  };
+  return unsubscribableLinkMail(input, {
+    subject: `New version of ${input.productName}${input.versionLabel ? `: ${input.versionLabel}` : ''}`,
+    intro: `${input.orgName} has released a new version of ${input.productName}, which you bought. Here is a download link for it:`,
+    linkText: [productLabel(input), input.link, `Works until ${formatUtc(input.expiresAt)}`],
+    note: `The link works for ${input.linkLifetime}, and for another ${input.linkLifetime} each time you open it.`,
+    unsubscribeText: 'You get this email because you bought this product. To stop emails about new versions from '
+      + `${input.orgName}, unsubscribe here: ${input.unsubscribeUrl}`,
+    unsubscribeHtml: html`You get this email because you bought this product. <a href="${input.unsubscribeUrl}">Stop emails about new versions</a>.`,
+  });
 }
 
 /** To owners and admins when outbound deliveries disabled a webhook endpoint (410, or failing for OUTBOUND_DISABLE_AFTER). */
