@@ -2,14 +2,13 @@
  * The dashboard in a real browser (Debian's Chromium through playwright-core) against the app
  * listening on a port, with real PostgreSQL, Temporal and SMTP behind it.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { FastifyInstance } from 'fastify';
+import type { Browser, Page } from 'playwright-core';
 import { Purchase } from '../../src/db/entities';
 import { createOrganisation } from '../../src/services/organisations';
 import { sha256Hex } from '../../src/security/secrets';
-import { startHarness, type Harness } from '../helpers/harness';
+import type { Harness } from '../helpers/harness';
 import { seedUser } from '../helpers/seed';
-import { launchBrowser, listenDashboard, openDashboardPage, screenshot, signInAs } from '../helpers/browser';
+import { screenshot, signInAs, useDashboardBrowser } from '../helpers/browser';
 
 jest.setTimeout(180_000);
 
@@ -23,37 +22,25 @@ async function until(check: () => Promise<boolean>, tries = 100): Promise<void> 
 }
 
 let h: Harness;
-let app: FastifyInstance;
 let base: string;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let orgId: string;
 const owner = { email: 'olive@shop.example', password: 'a long owner password' };
 
+/** Script errors and Content-Security-Policy violations the page reports. */
+let pageErrors: string[] = [];
+
+useDashboardBrowser({
+  started: (world) => ({ h, base, browser } = world),
+  opened: (opened) => ({ page, pageErrors } = opened),
+});
+
 beforeAll(async () => {
-  h = await startHarness();
-  ({ app, base } = await listenDashboard(h));
   // Organisations are made with the CLI (no public sign-up): this is what `org create` runs.
   ({ orgId } = await createOrganisation(h.orm.em.fork(), h.passwords, {
     name: 'Olive Books', ownerEmail: owner.email, ownerPassword: owner.password, ownerName: 'Olive',
   }));
-  browser = await launchBrowser();
-});
-
-/** Script errors and Content-Security-Policy violations the page reports. */
-let pageErrors: string[] = [];
-
-beforeEach(async () => {
-  ({ context, page, pageErrors } = await openDashboardPage(browser));
-});
-afterEach(async () => {
-  await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await h?.close();
 });
 
 test('a new owner goes from sign-in to a first delivered sale in the browser alone', async () => {
@@ -246,15 +233,18 @@ test('owners add people and set their roles', async () => {
 });
 
 test('at phone width the pages need no sideways scrolling', async () => {
-  await context.close();
-  context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-  page = await context.newPage();
-  await signInAs(page, base, owner.email, owner.password);
-  for (const url of ['/', '/products', '/purchases', '/webhooks-log', '/settings/api-key']) {
-    await page.goto(`${base}${url}`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect({ url, overflow }).toEqual({ url, overflow: 0 });
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  try {
+    const small = await phone.newPage();
+    await signInAs(small, base, owner.email, owner.password);
+    for (const url of ['/', '/products', '/purchases', '/webhooks-log', '/settings/api-key']) {
+      await small.goto(`${base}${url}`);
+      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect({ url, overflow }).toEqual({ url, overflow: 0 });
+    }
+    await small.goto(`${base}/purchases`);
+    await screenshot(small, 'phone-purchases');
+  } finally {
+    await phone.close();
   }
-  await page.goto(`${base}/purchases`);
-  await screenshot(page, 'phone-purchases');
 });

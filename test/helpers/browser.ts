@@ -68,14 +68,14 @@ export type DashboardPage = Awaited<ReturnType<typeof openDashboardPage>>;
 
 /**
  * The hooks every dashboard browser test file needs: before its tests, a harness, the dashboard
- * listening on it (`started` hears of them, before the file's own `beforeAll` seeds) and one
- * Chromium; before each test a fresh context and page (`opened` hears of them), closed after it;
+ * listening on it and one Chromium (`started` hears of them, before the file's own `beforeAll`
+ * seeds); before each test a fresh context and page (`opened` hears of them), closed after it;
  * after the last test, the browser, the app and the harness closed.
  */
 export function useDashboardBrowser(hooks: {
   harness?: HarnessOptions;
   context?: BrowserContextOptions;
-  started: (world: { h: Harness; base: string }) => void;
+  started: (world: { h: Harness; base: string; browser: Browser }) => void;
   opened: (page: DashboardPage) => void;
 }): void {
   let h: Harness | undefined;
@@ -87,7 +87,7 @@ export function useDashboardBrowser(hooks: {
     const listening = await listenDashboard(h);
     app = listening.app;
     browser = await launchBrowser();
-    hooks.started({ h, base: listening.base });
+    hooks.started({ h, base: listening.base, browser });
   });
   beforeEach(async () => {
     const opened = await openDashboardPage(browser!, hooks.context);
