@@ -6,7 +6,7 @@
  * waits in before the server sees a byte of it.
  */
 import { readFileSync } from 'node:fs';
-import { setTimeout } from 'node:timers/promises';
+import { sampleUntilStopped } from './sampler';
 
 /** TCP state LISTEN in /proc/net/tcp. */
 const LISTEN = '0A';
@@ -31,19 +31,14 @@ export function acceptQueueLength(port: number): number {
   return waiting;
 }
 
-/** Samples `port`'s accept queue every `everyMs` until the returned function is called; it gives the longest queue seen. */
-export function sampleAcceptQueue(port: number, everyMs = 250): () => Promise<number> {
+/** Samples `port`'s accept queue every 250 ms until the returned function is called; it gives the longest queue seen. */
+export function sampleAcceptQueue(port: number): () => Promise<number> {
   let longest = 0;
-  let stopped = false;
-  const sampling = (async () => {
-    while (!stopped) {
-      longest = Math.max(longest, acceptQueueLength(port));
-      await setTimeout(everyMs);
-    }
-  })();
+  const stop = sampleUntilStopped(() => {
+    longest = Math.max(longest, acceptQueueLength(port));
+  });
   return async () => {
-    stopped = true;
-    await sampling;
+    await stop();
     return longest;
   };
 }

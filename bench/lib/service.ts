@@ -100,9 +100,8 @@ const ENGINE = process.env.BENCH_ENGINE === 'server' ? 'server' : 'dev-server';
  * is older measures the service as `npm start` runs it. BENCH_SERVICE_NODE names another binary, to
  * compare runtimes.
  */
-const SERVICE_NODE = process.env.BENCH_SERVICE_NODE
-  ?? [path.join(ROOT, 'node_modules/.bin/node')].find((candidate) => existsSync(candidate))
-  ?? process.execPath;
+const PROJECT_NODE = path.join(ROOT, 'node_modules/.bin/node');
+const SERVICE_NODE = process.env.BENCH_SERVICE_NODE ?? (existsSync(PROJECT_NODE) ? PROJECT_NODE : process.execPath);
 
 /** What runs the service: its Node and its workflow engine, for a benchmark's first line. */
 export function runtimeName(): string {

@@ -18,6 +18,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { signFor } from '../../test/fixtures/platforms';
 import { contentTypeOf, orderBody, SECRETS, seedWebhookOrg, webhookPath, withEmail } from '../../test/helpers/webhooks';
 import { sampleAcceptQueue } from '../lib/accept-queue';
+import { sampleUntilStopped } from '../lib/sampler';
 import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { percentile } from '../lib/percentile';
 import { until } from '../lib/pool';
@@ -170,25 +171,20 @@ async function smallTenantPhase(service: RunningService, engine: Client, sink: S
 function sampleDatabaseWaits(service: RunningService): () => Promise<string> {
   const waits = new Map<string, number>();
   let longest = { ms: 0, query: '' };
-  let stopped = false;
-  const sampling = (async () => {
-    const em = service.orm.em.fork();
-    while (!stopped) {
-      const rows = await em.execute<Array<{ wait: string; ms: number; query: string }>>(
-        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'on CPU') else state end as wait,
-                extract(epoch from clock_timestamp() - coalesce(xact_start, query_start)) * 1000 as ms, left(query, 120) as query
-           from pg_stat_activity where datname = current_database() and state <> 'idle' and pid <> pg_backend_pid()`,
-      );
-      for (const row of rows) {
-        waits.set(row.wait, (waits.get(row.wait) ?? 0) + 1);
-        if (Number(row.ms) > longest.ms) longest = { ms: Math.round(Number(row.ms)), query: row.query.replace(/\s+/g, ' ') };
-      }
-      await setTimeout(250);
+  const em = service.orm.em.fork();
+  const stop = sampleUntilStopped(async () => {
+    const rows = await em.execute<Array<{ wait: string; ms: number; query: string }>>(
+      `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'on CPU') else state end as wait,
+              extract(epoch from clock_timestamp() - coalesce(xact_start, query_start)) * 1000 as ms, left(query, 120) as query
+         from pg_stat_activity where datname = current_database() and state <> 'idle' and pid <> pg_backend_pid()`,
+    );
+    for (const row of rows) {
+      waits.set(row.wait, (waits.get(row.wait) ?? 0) + 1);
+      if (Number(row.ms) > longest.ms) longest = { ms: Math.round(Number(row.ms)), query: row.query.replace(/\s+/g, ' ') };
     }
-  })();
+  });
   return async () => {
-    stopped = true;
-    await sampling;
+    await stop();
     const top = [...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([wait, n]) => `${wait} ${n}`).join(', ');
     return `  PostgreSQL sessions seen: ${top}; longest transaction ${longest.ms} ms, at: ${longest.query}`;
   };

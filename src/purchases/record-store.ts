@@ -152,8 +152,7 @@ function recordParams(input: FulfilmentRequest & { purchaseKey: string }): Recor
     orgId, productId, purchaseKey, source, externalOrderId, paymentReference, amount, currency, paymentMethod, test,
     sendReceipt, deliveryItemId, customer: _customer, ...notStored
   } = input;
-  const nothingForgotten: Record<string, never> = notStored;
-  void nothingForgotten;
+  const _nothingForgotten: Record<string, never> = notStored;
   return {
     orgId, productId, purchaseKey, source, externalOrderId, paymentReference: paymentReference ?? null,
     orderRef: externalOrderId ?? '', paymentRef: paymentReference ?? '', amount, currency, paymentMethod, test,
