@@ -16,8 +16,10 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { signFor } from '../../test/fixtures/platforms';
+import { startedEagerly } from '../../test/helpers/workflow-history';
 import { contentTypeOf, orderBody, SECRETS, seedWebhookOrg, webhookPath, withEmail } from '../../test/helpers/webhooks';
 import { sampleAcceptQueue } from '../lib/accept-queue';
+import { measureProcessCpu } from '../lib/process-cpu';
 import { sampleUntilStopped } from '../lib/sampler';
 import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { percentile } from '../lib/percentile';
@@ -121,6 +123,8 @@ interface Stages {
   worker: number;
   /** Purchase recorded → receipt accepted by the SMTP sink (`receipt_sent_at`). */
   receipt: number;
+  /** Its first workflow task came in the answer to its start (eager start), not through the task queue. */
+  eager: boolean;
 }
 
 interface Phase {
@@ -158,6 +162,7 @@ async function smallTenantPhase(service: RunningService, engine: Client, sink: S
     const [received, recorded, receiptSent] = [row.received_at, row.recorded_at, row.receipt_sent_at].map((at) => new Date(at).getTime());
     return {
       retries: lastAttemptAt.get(row.email)! - sentAt.get(row.email)!, frontDoor: received - lastAttemptAt.get(row.email)!, outbox: started - received, taskQueue: taskStarted - started, worker: recorded - taskStarted, receipt: receiptSent - recorded,
+      eager: startedEagerly(events!),
     };
   }));
   return { latencies: orders.map((o) => sink.arrivedAt(o.email)! - sentAt.get(o.email)!), stages, refusals };
@@ -195,7 +200,7 @@ function stageLine(stages: Stages[]): string {
   return names.map((name) => {
     const values = stages.map((s) => s[name]);
     return `${name} p50 ${percentile(values, 0.5)} / p99 ${p99(values)} ms`;
-  }).join('; ');
+  }).join('; ') + `; started eagerly ${stages.filter((s) => s.eager).length} of ${stages.length}`;
 }
 
 async function main(): Promise<void> {
@@ -209,9 +214,10 @@ async function main(): Promise<void> {
 
     const connection = await Connection.connect({ address: service.temporal.address });
     const engine = new Client({ connection });
+    const aloneCpu = measureProcessCpu();
     const alonePhase = await smallTenantPhase(service, engine, sink, small.orgId, 'alone');
     const alone = alonePhase.latencies;
-    process.stdout.write(`small tenant alone                p99 ${p99(alone)} ms (${alone.length} receipts; turned back: ${refusalsText(alonePhase.refusals)})\n  ${stageLine(alonePhase.stages)}\n`);
+    process.stdout.write(`small tenant alone                p99 ${p99(alone)} ms (${alone.length} receipts; turned back: ${refusalsText(alonePhase.refusals)})\n  ${stageLine(alonePhase.stages)}\n  ${aloneCpu()}\n`);
 
     const flood = signedOrders('storefront-a', big.orgId, 0, Math.round(SECONDS * BIG_RATE), { oneLine: true });
     // The big tenant sends for SECONDS, its platform retrying what is turned back until the small
@@ -224,9 +230,11 @@ async function main(): Promise<void> {
     generatorLoop.enable();
     const databaseWaits = sampleDatabaseWaits(service);
     const acceptQueue = sampleAcceptQueue(Number(new URL(service.base).port));
+    const floodCpu = measureProcessCpu();
     const bigSending = paced(service.base, flood, BIG_RATE, undefined, floodOver.signal);
     const floodPhase = await smallTenantPhase(service, engine, sink, small.orgId, 'flood');
     const floodVitals = await vitals();
+    const floodCores = floodCpu();
     generatorLoop.disable();
     const waitsSeen = await databaseWaits();
     const longestAcceptQueue = await acceptQueue();
@@ -241,7 +249,7 @@ async function main(): Promise<void> {
     process.stdout.write(`small tenant beside the flood     p99 ${p99(beside)} ms (${beside.length} receipts; turned back: ${refusalsText(floodPhase.refusals)})\n  ${stageLine(floodPhase.stages)}\n`);
     process.stdout.write(`${describeVitals(floodVitals)} (the service's process, over the flood)\n`
       + `  load generator's event-loop delay p50 ${Math.round(generatorLoop.percentile(50) / 1e6)} ms, p99 ${Math.round(generatorLoop.percentile(99) / 1e6)} ms, max ${Math.round(generatorLoop.max / 1e6)} ms\n`
-      + `  the API's accept queue (connections open at the client, not yet accepted): at most ${longestAcceptQueue}\n${waitsSeen}\n`);
+      + `  the API's accept queue (connections open at the client, not yet accepted): at most ${longestAcceptQueue}\n${waitsSeen}\n  ${floodCores}\n`);
     process.stdout.write(`big tenant: turned back ${refusalsText(bigRefused)}; ${waiting} starts waiting at the end\n`);
     process.stdout.write(`flood/alone ${ratio.toFixed(2)}× (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'})\n`);
     process.stdout.write(`RESULT ${JSON.stringify({

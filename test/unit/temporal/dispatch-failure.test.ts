@@ -8,6 +8,18 @@ function grpcError(code: number, details: string): ServiceError {
   return new ServiceError(details, { cause });
 }
 
+/** The same failure through a worker's NativeConnection: the engine's words are the message, with no details. */
+function nativeError(code: number, message: string): ServiceError {
+  const cause = Object.assign(new Error(message), { code, details: '', metadata: { getMap: () => ({}) } });
+  return new ServiceError('Failed to start Workflow', { cause });
+}
+
+test('the engine\'s own words are kept, whichever connection carried them', () => {
+  expect(dispatchFailureText(nativeError(3, 'WorkflowId length exceeds limit.'))).toBe('Failed to start Workflow: WorkflowId length exceeds limit.');
+  expect(dispatchFailureKind(nativeError(3, 'WorkflowId length exceeds limit.'))).toBe('permanent');
+  expect(dispatchFailureKind(nativeError(14, 'tcp connect error'))).toBe('unreachable');
+});
+
 test('what the engine will never take is permanent: invalid argument (id or payload past its limits), no such namespace', () => {
   expect(dispatchFailureKind(grpcError(3, 'WorkflowId length exceeds limit.'))).toBe('permanent');
   expect(dispatchFailureKind(grpcError(3, 'Blob data size exceeds limit.'))).toBe('permanent');
