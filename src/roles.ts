@@ -6,6 +6,7 @@ import type { Config } from './config';
 import { createOrm, migrate, SERVICE_POOL, type Orm } from './db/orm';
 import { loadKeyRing, type KeyRing } from './security/key-ring';
 import type { AppOptions } from './http/app';
+import { listenShared } from './http/listen';
 import { createMailer } from './mail/mailer';
 import { connectTemporal, WorkflowStarter } from './temporal/client';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
@@ -135,8 +136,15 @@ export async function startApi(
     clock: () => new Date(),
     ...appExtra,
   });
-  const url = await app.listen({ port: core.config.port, host: core.config.host, backlog: LISTEN_BACKLOG });
-  return { app, url, close: () => app.close() };
+  const { url, closeExtra } = await listenShared(app, { port: core.config.port, host: core.config.host, backlog: LISTEN_BACKLOG });
+  return {
+    app,
+    url,
+    async close() {
+      await closeExtra();
+      await app.close();
+    },
+  };
 }
 
 export interface RunningWorker {

@@ -1,0 +1,72 @@
+/**
+ * The API's listening sockets. Node accepts one connection per listening socket and event-loop turn
+ * (libuv since 1.45), so a flood of new connections (a platform retrying with a connection per
+ * request) waits in the kernel's accept queue, every tenant's connections behind it, while the loop
+ * turns fast. Several sockets on the port (SO_REUSEPORT) accept that many a turn; the kernel spreads
+ * new connections over them, and each hands its connections to the one HTTP server.
+ *
+ * SO_REUSEPORT also lets a second process that asks for it bind the port silently and take a share
+ * of the traffic (a second `npm start`, say). Before binding, a plain bind of the port checks that no
+ * one holds it, with or without the option: a port in use fails the start with EADDRINUSE as
+ * without it.
+ */
+import net from 'node:net';
+import type { FastifyInstance, FastifyListenOptions } from 'fastify';
+
+/** Listening sockets of the API on its port: measured against one (README, tenant fairness). */
+export const LISTENING_SOCKETS = 4;
+
+export interface ListenOptions {
+  port: number;
+  host: string;
+  /** Connections the kernel may hold for each socket before they are accepted. */
+  backlog: number;
+}
+
+/** node:net's listen options with `reusePort` (Node ≥ 22.12; the installed type definitions predate it). */
+type SharedListenOptions = net.ListenOptions & { reusePort?: boolean };
+
+function listenOn(server: net.Server, options: SharedListenOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Fails with EADDRINUSE when anything holds the port (a bind without SO_REUSEPORT meets every socket on it). */
+async function checkPortFree(port: number, host: string): Promise<void> {
+  const probe = net.createServer();
+  await listenOn(probe, { port, host, exclusive: true });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+/**
+ * Listens on HOST:PORT with `LISTENING_SOCKETS` sockets; resolves with the address the app
+ * prints and a function that closes the extra sockets (the app closes its own).
+ */
+export async function listenShared(app: FastifyInstance, options: ListenOptions): Promise<{ url: string; closeExtra: () => Promise<void> }> {
+  if (options.port !== 0) await checkPortFree(options.port, options.host);
+  // Fastify passes its options through to node:net's listen.
+  const shared: FastifyListenOptions & SharedListenOptions = { port: options.port, host: options.host, backlog: options.backlog, reusePort: true };
+  const url = await app.listen(shared);
+  const { port } = app.server.address() as net.AddressInfo;
+  const extra: net.Server[] = [];
+  try {
+    for (let i = 1; i < LISTENING_SOCKETS; i += 1) {
+      const server = net.createServer((socket) => app.server.emit('connection', socket));
+      await listenOn(server, { port, host: options.host, backlog: options.backlog, reusePort: true });
+      extra.push(server);
+    }
+  } catch (error) {
+    for (const server of extra) server.close();
+    await app.close();
+    throw error;
+  }
+  const closeExtra = async () => {
+    await Promise.all(extra.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  };
+  return { url, closeExtra };
+}
