@@ -141,7 +141,7 @@ export async function startApi(
     app,
     url,
     async close() {
-      await closeExtra();
+      closeExtra();
       await app.close();
     },
   };

@@ -45,9 +45,9 @@ async function checkPortFree(port: number, host: string): Promise<void> {
 
 /**
  * Listens on HOST:PORT with `LISTENING_SOCKETS` sockets; resolves with the address the app
- * prints and a function that closes the extra sockets (the app closes its own).
+ * prints and a function that stops the extra sockets' accepting (before the app's close).
  */
-export async function listenShared(app: FastifyInstance, options: ListenOptions): Promise<{ url: string; closeExtra: () => Promise<void> }> {
+export async function listenShared(app: FastifyInstance, options: ListenOptions): Promise<{ url: string; closeExtra: () => void }> {
   if (options.port !== 0) await checkPortFree(options.port, options.host);
   // Fastify passes its options through to node:net's listen.
   const shared: FastifyListenOptions & SharedListenOptions = { port: options.port, host: options.host, backlog: options.backlog, reusePort: true };
@@ -65,8 +65,10 @@ export async function listenShared(app: FastifyInstance, options: ListenOptions)
     await app.close();
     throw error;
   }
-  const closeExtra = async () => {
-    await Promise.all(extra.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  // Stops their accepting at once; not waiting for their close: it waits for every connection they
+  // accepted, which the app's own close ends (the HTTP server tracks them all).
+  const closeExtra = () => {
+    for (const server of extra) server.close();
   };
   return { url, closeExtra };
 }
