@@ -88,6 +88,7 @@ const EnvSchema = z.object({
   DISPATCH_POLL_INTERVAL: z.string().default('1s'),
   DISPATCH_MAX_REFUSALS: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(20),
+  DISPATCH_ENGINE_RUNS: z.coerce.number().int().min(1).default(20),
   DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
@@ -184,6 +185,11 @@ export interface Config {
     maxRefusals: number;
     /** Webhook fulfilment runs one organisation may have in the engine before its next starts wait (DISPATCH_ORGANISATION_RUNS). */
     runsPerOrganisation: number;
+    /**
+     * Webhook fulfilment runs all organisations together may have in the engine (DISPATCH_ENGINE_RUNS);
+     * a place that frees goes to the organisation with the fewest runs there.
+     */
+    engineRuns: number;
   };
   /**
    * Outbox rows one organisation may have waiting (DISPATCH_ORGANISATION_BACKLOG); past it its
@@ -291,7 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
     dispatch: {
       loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL'), maxRefusals: e.DISPATCH_MAX_REFUSALS,
-      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS,
+      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS, engineRuns: e.DISPATCH_ENGINE_RUNS,
     },
     organisationBacklog: e.DISPATCH_ORGANISATION_BACKLOG,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,

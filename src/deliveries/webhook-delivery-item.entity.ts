@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
 import type { HeldLine } from '../domain/held-line';
 import type { ItemOutcome } from '../domain/statuses';
 import { Product } from '../catalogue/product.entity';
@@ -8,8 +8,13 @@ import { WebhookDelivery } from './webhook-delivery.entity';
 
 /** One order line of a delivery and what became of it. */
 @Entity({ tableName: 'webhook_delivery_item' })
+// The outbox counts the runs in the engine from the marked items without an outcome (src/deliveries/runs-in-engine).
+@Index({
+  name: 'webhook_delivery_item_in_engine_index',
+  expression: 'create index "webhook_delivery_item_in_engine_index" on "webhook_delivery_item" ("delivery_id") where "outcome" is null and "run_started_at" is not null',
+})
 export class WebhookDeliveryItem {
-  [OptionalProps]?: 'product' | 'outcome' | 'reason' | 'purchase' | 'workflowId' | 'sku' | 'heldLine';
+  [OptionalProps]?: 'product' | 'outcome' | 'reason' | 'purchase' | 'workflowId' | 'sku' | 'heldLine' | 'runStartedAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -39,6 +44,10 @@ export class WebhookDeliveryItem {
 
   @Property({ type: 'text', nullable: true })
   workflowId: string | null = null;
+
+  /** When the dispatcher started (or joined) its run; with no outcome yet, the run is at work in the engine. */
+  @Property({ type: 'timestamptz', nullable: true })
+  runStartedAt: Date | null = null;
 
   /**
    * An `unmatched` line keeps what its fulfilment needs (customer, amount, currency), so that once

@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DispatchKind } from '../domain/dispatch';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { markRunsStarted, runsInEngine } from '../deliveries/runs-in-engine';
 
 /** A row of the insert's JSON parameter (see dispatchInsert). */
 export interface DispatchRow {
@@ -39,21 +40,6 @@ export async function insertDispatchRows(em: EntityManager, rows: DispatchRow[])
   await insertDispatches.run(em, { rows: JSON.stringify(rows) });
 }
 
-/**
- * An organisation's fulfilment runs at work in the engine: its webhook items waiting for an outcome,
- * less those whose start still waits in the outbox (one `fulfil-line` row per item; a dead letter's
- * item has its outcome), and less those parked until a license key is uploaded (`parked`): these take
- * no task-queue place and may wait for days, and counted they would take the organisation's places,
- * so that a dry pool held back its sales of every other product. Read from Pending entries only (a
- * partial index), never the whole log.
- */
-const runsInEngine = (p: Parameters<{ parked: string }>) => sql`greatest(0,
-  (select count(*) from webhook_delivery wd join webhook_delivery_item wi on wi.delivery_id = wd.id
-   where wd.organisation_id = due.organisation_id and wd.status = 'Pending' and wi.outcome is null and wi.workflow_id is not null
-     and wi.reason is distinct from ${p.parked})
-  - (select count(*) from workflow_dispatch wq
-     where wq.organisation_id = due.organisation_id and wq.kind = 'fulfil-line' and wq.dead_at is null))`;
-
 /** A claimed row as stored. */
 export interface ClaimedDispatchRow {
   id: string;
@@ -66,40 +52,48 @@ export interface ClaimedDispatchRow {
   trace_parent: string | null;
 }
 
-const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; limit: number; parked: string }>(
+const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; engineRuns: number; limit: number; parked: string }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
   (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
                   where dead_at is null and due_at <= now() group by organisation_id),
-     room as (select due.organisation_id, due.oldest, ${p.runsPerOrganisation} - ${runsInEngine(p)} as room from due)
+     busy as (select due.organisation_id, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs from due),
+     share as (select ceil(${p.limit}::numeric / count(*))::int as rows from due),
+     -- Rows of no organisation (a buyer's fresh links) take no place of the engine's budget.
+     unowned as (select least(count(*), (select rows from share)) as rows from workflow_dispatch
+                  where organisation_id is null and dead_at is null and due_at <= now())
      select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
-     from (select organisation_id, room from room where room > 0 order by oldest) o
+     from (select organisation_id, runs from busy where runs < ${p.runsPerOrganisation}
+           order by organisation_id is not null, runs, oldest) o
      cross join lateral (
        select w.* from workflow_dispatch w
        where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
-       order by w.due_at limit least(o.room, (select ceil(${p.limit}::numeric / count(*))::int from due)) for update skip locked) d
-     limit ${p.limit}`,
+       order by w.due_at limit least(${p.runsPerOrganisation} - o.runs, (select rows from share)) for update skip locked) d
+     limit least(${p.limit}, (select rows from unowned) + greatest(0, ${p.engineRuns} - ${runsInEngine(p, 'everyone')}))`,
 );
 
 /**
- * Locks up to `limit` due rows for the caller's transaction, an equal share of them per
- * organisation with due rows (rows without one count as one more organisation), so one
- * organisation's backlog delays only itself; alone, an organisation gets the whole batch. An
- * organisation with `runsPerOrganisation` fulfilment runs in the engine gets none until some finish:
- * what it has in the engine's queues is all that another organisation's run can find ahead of it
- * there. Organisations come in the order of their oldest due row and each gives its oldest rows;
- * rows another transaction holds are skipped, not waited for. Each share is locked as the outer
+ * Locks up to `limit` due rows for the caller's transaction, at most an equal share of them per
+ * organisation with due rows (rows of no organisation count as one more). The engine's places for
+ * webhook fulfilment are a budget: `inEngine` runs of all organisations together, at most
+ * `perOrganisation` of one. A place that frees goes first to the organisation with the fewest runs
+ * in the engine (then to the one waiting longest), so a tenant sending a few sales gets the next
+ * place whatever another tenant's backlog, and the engine's queue, which every run waits in, stays
+ * as short as the budget; alone, an organisation has the whole budget. Another loop's claim in
+ * flight is not counted until it commits, so loops claiming at once may pass the budget by a batch.
+ * Rows another transaction holds are skipped, not waited for. Each share is locked as the outer
  * limit reads it, so no row is locked that is not returned.
  */
-export function claimDueRows(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatchRow[]> {
-  return claimDue.rows(tx, { runsPerOrganisation, limit, parked: WAITING_FOR_KEY_REASON });
+export function claimDueRows(tx: EntityManager, limit: number, runs: { perOrganisation: number; inEngine: number }): Promise<ClaimedDispatchRow[]> {
+  return claimDue.rows(tx, { runsPerOrganisation: runs.perOrganisation, engineRuns: runs.inEngine, limit, parked: WAITING_FOR_KEY_REASON });
 }
 
 const deleteDispatches = statement<NoRows, { ids: string }>(
   {},
-  (p) => sql`delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid)`,
+  (p) => sql`with gone as (delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid) returning kind, payload)
+    ${markRunsStarted(sql`select (payload->>'deliveryItemId')::uuid from gone where kind = 'fulfil-line'`)}`,
 );
 
-/** Rows Temporal took: gone from the outbox. */
+/** Rows Temporal took: gone from the outbox, and the webhook items whose runs they started marked as in the engine. */
 export async function deleteDispatchRows(tx: EntityManager, ids: string[]): Promise<void> {
   await deleteDispatches.run(tx, { ids: JSON.stringify(ids) });
 }

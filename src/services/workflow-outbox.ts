@@ -1,7 +1,7 @@
 /**
  * The outbox table (`workflow_dispatch`): rows are written in the same transaction as the request
  * they serve, claimed by a dispatcher with `for update skip locked` (so two API processes never hold
- * the same row) a few per organisation at a time, deleted once Temporal took them, pushed back when
+ * the same row) a few per organisation at a time, within the engine's budget of runs, deleted once Temporal took them, pushed back when
  * it did not, and kept as dead letters when it refused them for good.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -49,18 +49,9 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
   await insertDispatchRows(em, dispatchRows(dispatches));
 }
 
-/**
- * Locks up to `limit` due rows for the caller's transaction, an equal share of them per
- * organisation with due rows (rows without one count as one more organisation), so one
- * organisation's backlog delays only itself; alone, an organisation gets the whole batch. An
- * organisation with `runsPerOrganisation` fulfilment runs in the engine gets none until some finish:
- * what it has in the engine's queues is all that another organisation's run can find ahead of it
- * there. Organisations come in the order of their oldest due row and each gives its oldest rows;
- * rows another transaction holds are skipped, not waited for. Each share is locked as the outer
- * limit reads it, so no row is locked that is not returned.
- */
-export async function claimDueDispatches(tx: EntityManager, limit: number, runsPerOrganisation: number): Promise<ClaimedDispatch[]> {
-  const rows = await claimDueRows(tx, limit, runsPerOrganisation);
+/** Locks up to `limit` due rows for the caller's transaction, within the engine's budget of runs (see claimDueRows). */
+export async function claimDueDispatches(tx: EntityManager, limit: number, runs: { perOrganisation: number; inEngine: number }): Promise<ClaimedDispatch[]> {
+  const rows = await claimDueRows(tx, limit, runs);
   return rows.map((r) => ({
     id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,
     attempts: r.attempts, refusals: r.refusals, traceParent: r.trace_parent,

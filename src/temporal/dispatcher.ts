@@ -1,7 +1,8 @@
 /**
  * The outbox dispatcher that runs in every API process: claims due `workflow_dispatch` rows in
  * batches (`for update skip locked`, so no row is in two processes' hands at once; an equal share
- * per organisation, so one organisation's backlog delays only itself), starts or joins their workflows,
+ * per organisation, and the engine's places first to the organisation with the fewest runs there,
+ * so one organisation's backlog delays only itself), starts or joins their workflows,
  * deletes the rows Temporal took, pushes back with jitter those it could not be asked about or
  * refused for now, and turns into dead letters those it refused for good or too often. A row
  * dispatched twice (a crash between Temporal's answer and the delete) changes nothing: workflow ids,
@@ -29,6 +30,8 @@ export interface DispatcherOptions {
   maxRefusals: number;
   /** Fulfilment runs one organisation may have in the engine before its next rows wait. */
   runsPerOrganisation: number;
+  /** Fulfilment runs all organisations together may have in the engine; a place that frees goes to the one with fewest first. */
+  engineRuns: number;
   /** Loops per process: while one waits on Temporal, another claims what was recorded meanwhile. */
   loops: number;
   /** How often an idle loop looks for rows other processes recorded or that came due again. */
@@ -87,7 +90,7 @@ export class WorkflowDispatcher {
   private async dispatchBatch(): Promise<BatchResult> {
     const random = this.options.random ?? Math.random;
     return this.options.orm.em.fork().transactional(async (tx) => {
-      const rows = await claimDueDispatches(tx, this.options.batchSize, this.options.runsPerOrganisation);
+      const rows = await claimDueDispatches(tx, this.options.batchSize, { perOrganisation: this.options.runsPerOrganisation, inEngine: this.options.engineRuns });
       const done: string[] = [];
       const failures: DispatchFailure[] = [];
       const dead: Array<{ row: ClaimedDispatch; error: string }> = [];

@@ -89,3 +89,33 @@ test('an order\'s run gets its first workflow task in the answer to its start (e
   const { events } = await h.temporal.workflow.getHandle(item.workflowId!).fetchHistory();
   expect(startedEagerly(events!)).toBe(true);
 }, 60_000);
+
+test('the engine\'s places are one budget for all organisations, and a place that frees goes to the organisation with the fewest runs there', async () => {
+  // No worker: the runs started stay in the engine until the test says one finished. One dispatcher
+  // loop: another loop's claim in flight is not yet counted, so two may pass the budget by a batch.
+  const engine = await startHarness({
+    worker: false, env: { DISPATCH_ENGINE_RUNS: '3', DISPATCH_ORGANISATION_RUNS: '3', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1s' },
+  });
+  try {
+    const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
+    const waiting = async (org: WebhookOrg) => Number((await engine.orm.em.fork().execute<Array<{ n: string }>>(
+      'select count(*) as n from workflow_dispatch where organisation_id = ? and dead_at is null', [org.orgId]))[0].n);
+    for (let i = 0; i < 5; i += 1) {
+      expect((await send(engine.app, 'cart-e', busy.orgId, orderBody('cart-e', busy.orgId, `busy-${i}`))).status).toBe(200);
+    }
+    await eventually(async () => ((await waiting(busy)) === 2 ? true : undefined), 30_000, 'three of the busy organisation\'s runs to start');
+
+    expect((await send(engine.app, 'cart-e', calm.orgId, orderBody('cart-e', calm.orgId, 'calm-1'))).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await waiting(calm)).toBe(1); // the budget is taken: it waits, as the busy organisation's own rows do
+
+    // One of the busy organisation's runs finishes: the place goes to the organisation with none in the engine.
+    await engine.orm.em.fork().execute(
+      `update webhook_delivery_item set outcome = 'fulfilled' where id = (select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
+        where wd.organisation_id = ? and wi.run_started_at is not null and wi.outcome is null limit 1)`, [busy.orgId]);
+    await eventually(async () => ((await waiting(calm)) === 0 ? true : undefined), 30_000, 'the calm organisation\'s run to start');
+    expect(await waiting(busy)).toBe(2);
+  } finally {
+    await engine.close();
+  }
+}, 120_000);

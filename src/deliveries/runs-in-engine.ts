@@ -1,0 +1,27 @@
+/**
+ * Webhook fulfilment runs at work in the engine, as the outbox's claims count them: the webhook
+ * items whose run was started (or joined) by the dispatcher and that have no outcome yet. SQL
+ * fragments for the outbox's statements (src/outbox/outbox-store), which own no item.
+ *
+ * The mark is set when the dispatcher deletes the item's outbox row, in the same statement, so a
+ * count reads only the items in the engine (a partial index), never an organisation's backlog
+ * waiting in the outbox.
+ */
+import { sql, type Parameters, type Sql } from '../db/sql';
+
+/** Sets the mark of the items `itemIds` (a query giving their ids): their runs were started or joined. */
+export function markRunsStarted(itemIds: Sql): Sql {
+  return sql`update webhook_delivery_item set run_started_at = now() where id in (${itemIds}) and run_started_at is null`;
+}
+
+/**
+ * The number of runs in the engine of the organisation `of` (a column of the enclosing read) or of
+ * all organisations (`everyone`), less those parked until a license key is uploaded (`parked`):
+ * these take no task-queue place and may wait for days, and counted they would take the
+ * organisation's places, so that a dry pool held back its sales of every other product.
+ */
+export function runsInEngine(p: Parameters<{ parked: string }>, of: Sql | 'everyone'): Sql {
+  return sql`(select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
+    where wi.outcome is null and wi.run_started_at is not null and wi.reason is distinct from ${p.parked}
+      and ${of === 'everyone' ? sql`true` : sql`wd.organisation_id = ${of}`})`;
+}
