@@ -31,8 +31,7 @@ async function main(): Promise<void> {
     if (core.applied.length) log.info(`applied migrations: ${core.applied.join(', ')}`);
     const worker = await startWorker(core, endpoints);
     stops.push(() => worker.close());
-    // The API starts its runs through the worker's connection: their first tasks come straight back to it.
-    const api = await startApi(core, { temporalUiUrl: temporalServer?.uiUrl, devMailbox: mailbox, starter: worker.starter });
+    const api = await startApi(core, { temporalUiUrl: temporalServer?.uiUrl, devMailbox: mailbox });
     stops.push(() => api.close());
 
     return [

@@ -121,20 +121,16 @@ const LISTEN_BACKLOG = 4096;
  * Each role loads only its own code (the HTTP app here, the Temporal worker below): in the other
  * role's process it would be about 20-27 MB of heap for nothing.
  */
-export async function startApi(
-  core: CoreServices,
-  extra: Pick<AppOptions, 'temporalUiUrl' | 'devMailbox'> & { starter?: WorkflowStarter } = {},
-): Promise<RunningApi> {
+export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temporalUiUrl' | 'devMailbox'> = {}): Promise<RunningApi> {
   const { openFileStorage } = await import('./storage/open-file-storage');
-  const { starter = core.starter, ...appExtra } = extra;
   const app = await buildApiApp({
     config: core.config,
     orm: core.orm,
-    starter,
+    starter: core.starter,
     prepareTemporal: core.prepareTemporal,
     storage: await openFileStorage(core.config),
     clock: () => new Date(),
-    ...appExtra,
+    ...extra,
   });
   const { url, closeExtra } = await listenShared(app, { port: core.config.port, host: core.config.host, backlog: LISTEN_BACKLOG });
   return {
@@ -148,11 +144,6 @@ export async function startApi(
 }
 
 export interface RunningWorker {
-  /**
-   * A starter over the worker's own connection: the runs it starts hand their first workflow task
-   * straight to this worker (eager workflow start). For an API in the same process (`npm start`).
-   */
-  starter: WorkflowStarter;
   /** Resolves when the worker has stopped. */
   done: Promise<void>;
   /** Stops polling and lets running activities finish (shutdownGraceTime). */
@@ -163,7 +154,7 @@ export interface RunningWorker {
 export async function startWorker(core: CoreServices, endpoints: Endpoints & { smtpUrl: string }): Promise<RunningWorker> {
   const { createWorker } = await import('./temporal/worker');
   const mailer = createMailer(endpoints.smtpUrl, core.config.mailFrom);
-  const { worker, connection, starter } = await createWorker({
+  const { worker, connection } = await createWorker({
     deps: { orm: core.orm, mailer, config: core.config },
     address: endpoints.temporalAddress,
     namespace: core.config.temporal.namespace,
@@ -172,14 +163,12 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
     keyRing: core.keyRing,
     acceptPlaintextPayloads: core.config.temporal.acceptPlaintextPayloads,
     metricsAddress: core.config.workerMetricsAddress,
-    startPolicy: core.config,
   });
   const done = worker.run().finally(async () => {
     mailer.close();
     await connection.close();
   });
   return {
-    starter,
     done,
     async close() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -16,7 +16,6 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { signFor } from '../../test/fixtures/platforms';
-import { startedEagerly } from '../../test/helpers/workflow-history';
 import { contentTypeOf, orderBody, SECRETS, seedWebhookOrg, webhookPath, withEmail } from '../../test/helpers/webhooks';
 import { sampleAcceptQueue } from '../lib/accept-queue';
 import { measureProcessCpu } from '../lib/process-cpu';
@@ -123,8 +122,6 @@ interface Stages {
   worker: number;
   /** Purchase recorded → receipt accepted by the SMTP sink (`receipt_sent_at`). */
   receipt: number;
-  /** Its first workflow task came in the answer to its start (eager start), not through the task queue. */
-  eager: boolean;
 }
 
 interface Phase {
@@ -162,7 +159,6 @@ async function smallTenantPhase(service: RunningService, engine: Client, sink: S
     const [received, recorded, receiptSent] = [row.received_at, row.recorded_at, row.receipt_sent_at].map((at) => new Date(at).getTime());
     return {
       retries: lastAttemptAt.get(row.email)! - sentAt.get(row.email)!, frontDoor: received - lastAttemptAt.get(row.email)!, outbox: started - received, taskQueue: taskStarted - started, worker: recorded - taskStarted, receipt: receiptSent - recorded,
-      eager: startedEagerly(events!),
     };
   }));
   return { latencies: orders.map((o) => sink.arrivedAt(o.email)! - sentAt.get(o.email)!), stages, refusals };
@@ -200,7 +196,7 @@ function stageLine(stages: Stages[]): string {
   return names.map((name) => {
     const values = stages.map((s) => s[name]);
     return `${name} p50 ${percentile(values, 0.5)} / p99 ${p99(values)} ms`;
-  }).join('; ') + `; started eagerly ${stages.filter((s) => s.eager).length} of ${stages.length}`;
+  }).join('; ');
 }
 
 async function main(): Promise<void> {

@@ -8,7 +8,7 @@ import { WebhookDelivery } from './webhook-delivery.entity';
 
 /** One order line of a delivery and what became of it. */
 @Entity({ tableName: 'webhook_delivery_item' })
-// The outbox counts the runs in the engine from the marked items without an outcome (src/deliveries/runs-in-engine).
+// The outbox counts the runs in the engine from the marked items without an outcome (src/deliveries/engine-runs-store).
 @Index({
   name: 'webhook_delivery_item_in_engine_index',
   expression: 'create index "webhook_delivery_item_in_engine_index" on "webhook_delivery_item" ("delivery_id") where "outcome" is null and "run_started_at" is not null',

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DispatchKind } from '../domain/dispatch';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
-import { markRunsStarted, runsInEngine } from '../deliveries/runs-in-engine';
+import { markRunsStarted, runsInEngine } from '../deliveries/engine-runs-store';
 
 /** A row of the insert's JSON parameter (see dispatchInsert). */
 export interface DispatchRow {

@@ -134,17 +134,9 @@ export class WorkflowStarter {
   /** The reconciliation schedules (decisions §15), on the same task queue. */
   readonly reconcileSchedules: ReconcileSchedules;
 
-  /**
-   * `eagerStart`: the client's connection is a worker's on the same task queue (`npm start`), so a
-   * fulfilment's first workflow task comes back in the start's answer to that worker (eager workflow
-   * start) instead of going through the engine's task queue: one engine round trip less per order,
-   * and a run that starts is at work at once, whatever another organisation has queued. Without a
-   * free slot in the worker the engine queues the task as usual.
-   */
   constructor(
     private readonly client: Client,
     policy: WorkflowStartPolicy,
-    private readonly eagerStart = false,
   ) {
     this.taskQueue = policy.temporal.taskQueue;
     this.emailRetryWindowMs = policy.emailRetryWindowMs;
@@ -174,7 +166,6 @@ export class WorkflowStarter {
         taskQueue: this.taskQueue,
         args: [{ ...input, receiptInTask: true }],
         ...policies,
-        requestEagerStart: this.eagerStart,
         typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
       }));
       return true;

@@ -5,7 +5,7 @@ import {
 import { createActivities, createOutboundActivities, createReconcileActivities, type ActivityDeps } from '../../activities';
 import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
-import { serviceClient, WorkflowStarter, type WorkflowStartPolicy } from './client';
+import { serviceClient } from './client';
 import { encryptedPayloads } from './encryption-codec';
 import { ReconcileSchedules } from './reconcile-schedules';
 import {
@@ -33,8 +33,6 @@ export interface WorkerSetup {
   acceptPlaintextPayloads: boolean;
   /** `host:port` of the Prometheus endpoint of the SDK's and the service's worker metrics. */
   metricsAddress?: string;
-  /** What the starter over this worker's connection applies to the runs it starts. */
-  startPolicy: WorkflowStartPolicy;
 }
 
 /**
@@ -154,7 +152,7 @@ function stop(worker: Worker): void {
  * webhook attempts on a queue of their own (outboundTaskQueue), so a slow integrator's endpoint
  * never takes the activity slots fulfilment needs.
  */
-export async function createWorker(setup: WorkerSetup): Promise<{ worker: ServiceWorker; connection: NativeConnection; starter: WorkflowStarter }> {
+export async function createWorker(setup: WorkerSetup): Promise<{ worker: ServiceWorker; connection: NativeConnection }> {
   installTemporalRuntime(setup.metricsAddress);
   const connection = await NativeConnection.connect({ address: setup.address });
   const outbound = await Worker.create({
@@ -170,8 +168,7 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Servic
   });
   // Reconciliation pauses its schedule when a platform refuses the credentials: through the worker's
   // own connection.
-  const client = serviceClient(connection, setup.namespace, setup.keyRing);
-  const schedules = new ReconcileSchedules(client, { taskQueue: setup.taskQueue, intervalMs: setup.deps.config.reconcile.intervalMs });
+  const schedules = new ReconcileSchedules(serviceClient(connection, setup.namespace, setup.keyRing), { taskQueue: setup.taskQueue, intervalMs: setup.deps.config.reconcile.intervalMs });
   const main = await Worker.create({
     connection,
     namespace: setup.namespace,
@@ -182,8 +179,5 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Servic
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
-  // A starter over this worker's connection: an API in the same process starts its runs through it,
-  // and their first workflow tasks come straight back here (eager workflow start).
-  const starter = new WorkflowStarter(client, setup.startPolicy, true);
-  return { worker: together(main, outbound), connection, starter };
+  return { worker: together(main, outbound), connection };
 }

@@ -80,7 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);
   await ensureSearchAttributes(connection, config.temporal.namespace);
-  let starter = new WorkflowStarter(temporal, config);
+  const starter = new WorkflowStarter(temporal, config);
   const mailer = createMailer(mailbox.url, config.mailFrom);
   const storage = await openFileStorage(config);
 
@@ -98,11 +98,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       maxCachedWorkflows: config.workerMaxCachedWorkflows,
       keyRing,
       acceptPlaintextPayloads: config.temporal.acceptPlaintextPayloads,
-      startPolicy: config,
     });
     worker = created.worker;
-    // As under `npm start`: the app starts its runs through the worker's connection (eager start).
-    starter = created.starter;
     workerRun = worker.run();
     closeWorkerConnection = () => created.connection.close();
   }

@@ -9,7 +9,6 @@
 import { WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
 import { WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
 import { startHarness, type Harness } from '../helpers/harness';
-import { startedEagerly } from '../helpers/workflow-history';
 import { eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
 let h: Harness;
@@ -79,16 +78,6 @@ test('sales waiting for license keys take none of the organisation\'s runs: more
   expect(sale.statusCode).toBe(201);
   await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
 }, 120_000);
-
-test('an order\'s run gets its first workflow task in the answer to its start (eager start), so it waits in no task queue', async () => {
-  const org = await seedWebhookOrg(h, { platforms: ['cart-e'] });
-  const email = 'eager-buyer@example.com';
-  expect((await send(h.app, 'cart-e', org.orgId, withEmail('cart-e', orderBody('cart-e', org.orgId, 'eager-1'), email))).status).toBe(200);
-  await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
-  const [item] = await h.orm.em.fork().find(WebhookDeliveryItem, { delivery: { organisation: org.orgId } });
-  const { events } = await h.temporal.workflow.getHandle(item.workflowId!).fetchHistory();
-  expect(startedEagerly(events!)).toBe(true);
-}, 60_000);
 
 test('the engine\'s places are one budget for all organisations, and a place that frees goes to the organisation with the fewest runs there', async () => {
   // No worker: the runs started stay in the engine until the test says one finished. One dispatcher

@@ -41,7 +41,6 @@ describe('without a worker', () => {
       maxCachedWorkflows: h.config.workerMaxCachedWorkflows,
       keyRing: h.keyRing,
       acceptPlaintextPayloads: false,
-      startPolicy: h.config,
     });
     const running = worker.run();
     try {
