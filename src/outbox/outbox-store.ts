@@ -57,9 +57,10 @@ const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; en
   (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
                   where dead_at is null and due_at <= now() group by organisation_id),
      busy as (select due.organisation_id, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs from due),
-     share as (select ceil(${p.limit}::numeric / count(*))::int as rows from due),
+     -- Null when nothing is due (the outer limit then reads no share at all).
+     share as (select ceil(${p.limit}::numeric / nullif(count(*), 0))::int as rows from due),
      -- Rows of no organisation (a buyer's fresh links) take no place of the engine's budget.
-     unowned as (select least(count(*), (select rows from share)) as rows from workflow_dispatch
+     unowned as (select coalesce(least(count(*), (select rows from share)), 0) as rows from workflow_dispatch
                   where organisation_id is null and dead_at is null and due_at <= now())
      select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
      from (select organisation_id, runs from busy where runs < ${p.runsPerOrganisation}

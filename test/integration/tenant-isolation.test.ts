@@ -8,6 +8,7 @@
  */
 import { WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
 import { WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
+import { claimDueDispatches } from '../../src/services/workflow-outbox';
 import { startHarness, type Harness } from '../helpers/harness';
 import { eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
@@ -86,6 +87,8 @@ test('the engine\'s places are one budget for all organisations, and a place tha
     worker: false, env: { DISPATCH_ENGINE_RUNS: '3', DISPATCH_ORGANISATION_RUNS: '3', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1s' },
   });
   try {
+    // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
+    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { perOrganisation: 3, inEngine: 3 }))).toEqual([]);
     const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
     const waiting = async (org: WebhookOrg) => Number((await engine.orm.em.fork().execute<Array<{ n: string }>>(
       'select count(*) as n from workflow_dispatch where organisation_id = ? and dead_at is null', [org.orgId]))[0].n);
