@@ -6,12 +6,13 @@
  * new connections over them, and each hands its connections to the one HTTP server.
  *
  * SO_REUSEPORT also lets a second process that asks for it bind the port silently and take a share
- * of the traffic (a second `npm start`, say). Before binding, a plain bind of the port checks that no
- * one holds it, with or without the option: a port in use fails the start with EADDRINUSE as
- * without it.
+ * of the traffic (a second `npm start`, say). So the port is first tried with a plain bind, which
+ * meets every socket on it, with or without the option: when that fails, the app listens without
+ * SO_REUSEPORT and fails the start with the bind's own error (EADDRINUSE), as it always did.
  */
 import net from 'node:net';
 import type { FastifyInstance, FastifyListenOptions } from 'fastify';
+import { isPortFree } from '../dev/ports';
 
 /** Listening sockets of the API on its port: measured against one (README, tenant fairness). */
 export const LISTENING_SOCKETS = 4;
@@ -36,26 +37,19 @@ function listenOn(server: net.Server, options: SharedListenOptions): Promise<voi
   });
 }
 
-/** Fails with EADDRINUSE when anything holds the port (a bind without SO_REUSEPORT meets every socket on it). */
-async function checkPortFree(port: number, host: string): Promise<void> {
-  const probe = net.createServer();
-  await listenOn(probe, { port, host, exclusive: true });
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-}
-
 /**
  * Listens on HOST:PORT with `LISTENING_SOCKETS` sockets; resolves with the address the app
  * prints and a function that stops the extra sockets' accepting (before the app's close).
  */
 export async function listenShared(app: FastifyInstance, options: ListenOptions): Promise<{ url: string; closeExtra: () => void }> {
-  if (options.port !== 0) await checkPortFree(options.port, options.host);
+  const reusePort = options.port === 0 || (await isPortFree(options.port, options.host));
   // Fastify passes its options through to node:net's listen.
-  const shared: FastifyListenOptions & SharedListenOptions = { port: options.port, host: options.host, backlog: options.backlog, reusePort: true };
-  const url = await app.listen(shared);
+  const listenOptions: FastifyListenOptions & SharedListenOptions = { port: options.port, host: options.host, backlog: options.backlog, reusePort };
+  const url = await app.listen(listenOptions);
   const { port } = app.server.address() as net.AddressInfo;
   const extra: net.Server[] = [];
   try {
-    for (let i = 1; i < LISTENING_SOCKETS; i += 1) {
+    for (let i = 1; reusePort && i < LISTENING_SOCKETS; i += 1) {
       const server = net.createServer((socket) => app.server.emit('connection', socket));
       await listenOn(server, { port, host: options.host, backlog: options.backlog, reusePort: true });
       extra.push(server);

@@ -52,7 +52,13 @@ export interface ClaimedDispatchRow {
   trace_parent: string | null;
 }
 
-const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; engineRuns: number; limit: number; parked: string }>(
+/** The engine's places for webhook fulfilment: runs of one organisation, and of all together (DISPATCH_ORGANISATION_RUNS, DISPATCH_ENGINE_RUNS). */
+export interface EngineRunLimits {
+  runsPerOrganisation: number;
+  engineRuns: number;
+}
+
+const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
   (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
                   where dead_at is null and due_at <= now() group by organisation_id),
@@ -75,8 +81,8 @@ const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; en
 /**
  * Locks up to `limit` due rows for the caller's transaction, at most an equal share of them per
  * organisation with due rows (rows of no organisation count as one more). The engine's places for
- * webhook fulfilment are a budget: `inEngine` runs of all organisations together, at most
- * `perOrganisation` of one. A place that frees goes first to the organisation with the fewest runs
+ * webhook fulfilment are a budget: `engineRuns` runs of all organisations together, at most
+ * `runsPerOrganisation` of one. A place that frees goes first to the organisation with the fewest runs
  * in the engine (then to the one waiting longest), so a tenant sending a few sales gets the next
  * place whatever another tenant's backlog, and the engine's queue, which every run waits in, stays
  * as short as the budget; alone, an organisation has the whole budget. Another loop's claim in
@@ -84,14 +90,15 @@ const claimDue = statement<ClaimedDispatchRow, { runsPerOrganisation: number; en
  * Rows another transaction holds are skipped, not waited for. Each share is locked as the outer
  * limit reads it, so no row is locked that is not returned.
  */
-export function claimDueRows(tx: EntityManager, limit: number, runs: { perOrganisation: number; inEngine: number }): Promise<ClaimedDispatchRow[]> {
-  return claimDue.rows(tx, { runsPerOrganisation: runs.perOrganisation, engineRuns: runs.inEngine, limit, parked: WAITING_FOR_KEY_REASON });
+export function claimDueRows(tx: EntityManager, limit: number, runs: EngineRunLimits): Promise<ClaimedDispatchRow[]> {
+  return claimDue.rows(tx, { runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, limit, parked: WAITING_FOR_KEY_REASON });
 }
 
 const deleteDispatches = statement<NoRows, { ids: string }>(
   {},
-  (p) => sql`with gone as (delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid) returning kind, payload)
-    ${markRunsStarted(sql`select (payload->>'deliveryItemId')::uuid from gone where kind = 'fulfil-line'`)}`,
+  (p) => sql`with gone as (delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid)
+      returning case when kind = 'fulfil-line' then (payload->>'deliveryItemId')::uuid end as item_id)
+    ${markRunsStarted(sql`select item_id from gone where item_id is not null`)}`,
 );
 
 /** Rows Temporal took: gone from the outbox, and the webhook items whose runs they started marked as in the engine. */

@@ -8,9 +8,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchRequest, NewDispatch } from '../domain/dispatch';
 import {
-  backlogCounts, claimDueRows, deleteDispatchRows, insertDispatchRows, postponeDispatchRows, type DispatchRow,
+  backlogCounts, claimDueRows, deleteDispatchRows, insertDispatchRows, postponeDispatchRows, type DispatchRow, type EngineRunLimits,
 } from '../outbox/outbox-store';
 import { currentTraceParent } from '../telemetry/tracing';
+
+export type { EngineRunLimits };
 
 
 export type ClaimedDispatch = DispatchRequest & {
@@ -50,7 +52,7 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
 }
 
 /** Locks up to `limit` due rows for the caller's transaction, within the engine's budget of runs (see claimDueRows). */
-export async function claimDueDispatches(tx: EntityManager, limit: number, runs: { perOrganisation: number; inEngine: number }): Promise<ClaimedDispatch[]> {
+export async function claimDueDispatches(tx: EntityManager, limit: number, runs: EngineRunLimits): Promise<ClaimedDispatch[]> {
   const rows = await claimDueRows(tx, limit, runs);
   return rows.map((r) => ({
     id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,

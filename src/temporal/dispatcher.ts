@@ -17,21 +17,19 @@ import {
   postponeDispatches,
   type ClaimedDispatch,
   type DispatchFailure,
+  type EngineRunLimits,
 } from '../services/workflow-outbox';
 import { inSpan, SpanKind } from '../telemetry/tracing';
 import { dispatchFailureKind, dispatchFailureText, type WorkflowStarter } from './client';
 
-export interface DispatcherOptions {
+/** With the engine's places for fulfilment (EngineRunLimits): a place that frees goes to the organisation with the fewest runs there. */
+export interface DispatcherOptions extends EngineRunLimits {
   orm: Orm;
   starter: Pick<WorkflowStarter, 'dispatch'>;
   /** Rows one loop claims at a time (their starts run side by side). */
   batchSize: number;
   /** Refusals (not unreachability) after which a row becomes a dead letter. */
   maxRefusals: number;
-  /** Fulfilment runs one organisation may have in the engine before its next rows wait. */
-  runsPerOrganisation: number;
-  /** Fulfilment runs all organisations together may have in the engine; a place that frees goes to the one with fewest first. */
-  engineRuns: number;
   /** Loops per process: while one waits on Temporal, another claims what was recorded meanwhile. */
   loops: number;
   /** How often an idle loop looks for rows other processes recorded or that came due again. */
@@ -90,7 +88,7 @@ export class WorkflowDispatcher {
   private async dispatchBatch(): Promise<BatchResult> {
     const random = this.options.random ?? Math.random;
     return this.options.orm.em.fork().transactional(async (tx) => {
-      const rows = await claimDueDispatches(tx, this.options.batchSize, { perOrganisation: this.options.runsPerOrganisation, inEngine: this.options.engineRuns });
+      const rows = await claimDueDispatches(tx, this.options.batchSize, this.options);
       const done: string[] = [];
       const failures: DispatchFailure[] = [];
       const dead: Array<{ row: ClaimedDispatch; error: string }> = [];

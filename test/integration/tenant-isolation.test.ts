@@ -88,7 +88,7 @@ test('the engine\'s places are one budget for all organisations, and a place tha
   });
   try {
     // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
-    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { perOrganisation: 3, inEngine: 3 }))).toEqual([]);
+    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3 }))).toEqual([]);
     const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
     const waiting = async (org: WebhookOrg) => Number((await engine.orm.em.fork().execute<Array<{ n: string }>>(
       'select count(*) as n from workflow_dispatch where organisation_id = ? and dead_at is null', [org.orgId]))[0].n);
