@@ -2,10 +2,13 @@
  * Reconciliation under a crash (decisions §15): the worker process running a reconciliation run
  * (from the build, as `npm run start:worker` runs it) is SIGKILLed between pages, and another is
  * started. The run continues from the last page it finished: every order recovered once, one
- * purchase and one receipt each. The simulator reports a nearly full call-limit bucket, so the run
- * waits (a durable timer) after each page, which is where the kill lands.
+ * purchase and one receipt each. The simulator answers page 2 once with a 429 asking for 20 s, so
+ * the run waits there (a durable timer); the kill lands once the run's history shows that wait, not
+ * at a guessed moment, which on a busy machine could fall inside a page's activity (that one is
+ * retried only after its two-minute timeout).
  */
 import { Purchase, SentEmail } from '../../src/db/entities';
+import { reconcileScheduleId } from '../../src/domain/reconciliation';
 import { startHarness, type Harness } from '../helpers/harness';
 import { workerProcesses } from '../helpers/worker-process';
 import { startStorefrontASimulator, type StorefrontASimulator } from '../helpers/simulators/storefront-a';
@@ -13,6 +16,7 @@ import { eventually, seedWebhookOrg } from '../helpers/webhooks';
 
 const ENV = { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'true', RECONCILE_INTERVAL: '1h' };
 const ORDERS = 200;
+const THROTTLED_PAGE = 2;
 
 let h: Harness;
 let sim: StorefrontASimulator | undefined;
@@ -33,8 +37,7 @@ test('a worker SIGKILLed mid-run: the run continues from the last finished page,
   sim = await startStorefrontASimulator(Array.from({ length: ORDERS }, (_, i) => ({
     id: String(5_901_000_200_000 + i), email: `crash-${i}@example.com`, updatedAt: new Date(now - (ORDERS - i) * 10_000),
   })));
-  // 38 of 40: 3 s of draining before each next page.
-  sim.reportBucketFill(38);
+  sim.throttleOnce(THROTTLED_PAGE, 20);
   const headers = { authorization: `Bearer ${org.apiKey}` };
   const put = await h.app.inject({
     method: 'PUT', url: '/api/settings/integrations/storefront-a/reconciliation', headers,
@@ -44,9 +47,8 @@ test('a worker SIGKILLed mid-run: the run continues from the last finished page,
 
   const first = await workers.start();
   expect((await h.app.inject({ method: 'POST', url: '/api/settings/integrations/storefront-a/reconciliation/run', headers })).statusCode).toBe(202);
-  await eventually(async () => (sim!.requests.filter((r) => r.status === 200).length >= 2 ? true : undefined), 60_000, 'two pages read');
-  // Page 1 recorded (milliseconds), the run now in its 3 s wait.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await eventually(async () => (sim!.requests.some((r) => r.status === 429) ? true : undefined), 60_000, 'the throttled page');
+  await eventually(() => runIsWaiting(org.orgId), 15_000, 'the run in its Retry-After wait');
   first.child.kill('SIGKILL');
   const pagesBeforeKill = sim.requests.length;
   await workers.start();
@@ -64,9 +66,19 @@ test('a worker SIGKILLed mid-run: the run continues from the last finished page,
   // Continued, not restarted: the pages read before the kill were not asked for again.
   const pages = sim.requests.filter((r) => r.status === 200).map((r) => r.page);
   expect(pages).toEqual([0, 1, 2, 3]);
-  expect(pagesBeforeKill).toBeGreaterThanOrEqual(2);
+  expect(pagesBeforeKill).toBe(THROTTLED_PAGE + 1);
 
   await eventually(async () => (await h.orm.em.fork().count(SentEmail, { organisation: org.orgId, kind: 'receipt', status: 'sent' }) >= ORDERS ? true : undefined),
     120_000, 'every receipt');
   expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId })).toBe(ORDERS);
 }, 300_000);
+
+/** True once the run's latest history event is the timer its 429 asked for (started, not yet fired). */
+async function runIsWaiting(orgId: string): Promise<true | undefined> {
+  const description = await h.temporal.schedule.getHandle(reconcileScheduleId(orgId, 'storefront-a')).describe();
+  const running = description.info.runningActions[0];
+  if (!running) return undefined;
+  const { events } = await h.temporal.workflow.getHandle(running.workflow.workflowId).fetchHistory();
+  const last = events?.[events.length - 1];
+  return last?.timerStartedEventAttributes ? true : undefined;
+}
