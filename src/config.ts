@@ -89,6 +89,7 @@ const EnvSchema = z.object({
   DISPATCH_MAX_REFUSALS: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(20),
   DISPATCH_ENGINE_RUNS: z.coerce.number().int().min(1).default(20),
+  DISPATCH_FAIRNESS_WINDOW: z.string().default('30s'),
   DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
@@ -187,9 +188,11 @@ export interface Config {
     runsPerOrganisation: number;
     /**
      * Webhook fulfilment runs all organisations together may have in the engine (DISPATCH_ENGINE_RUNS);
-     * a place that frees goes to the organisation with the fewest runs there.
+     * a place that frees goes to the organisation that started the fewest runs while its oldest due row waited.
      */
     engineRuns: number;
+    /** How far back those starts are counted at most (DISPATCH_FAIRNESS_WINDOW). */
+    fairnessWindowMs: number;
   };
   /**
    * Outbox rows one organisation may have waiting (DISPATCH_ORGANISATION_BACKLOG); past it its
@@ -251,7 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER' | 'RECONCILE_INTERVAL' | 'RECONCILE_LOOKBACK') => {
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER' | 'RECONCILE_INTERVAL' | 'RECONCILE_LOOKBACK' | 'DISPATCH_FAIRNESS_WINDOW') => {
     try {
       return parseDuration(e[name]);
     } catch (err) {
@@ -297,7 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
     dispatch: {
       loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL'), maxRefusals: e.DISPATCH_MAX_REFUSALS,
-      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS, engineRuns: e.DISPATCH_ENGINE_RUNS,
+      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS, engineRuns: e.DISPATCH_ENGINE_RUNS, fairnessWindowMs: duration('DISPATCH_FAIRNESS_WINDOW'),
     },
     organisationBacklog: e.DISPATCH_ORGANISATION_BACKLOG,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,

@@ -5,7 +5,8 @@
  *
  * The mark is set when the dispatcher deletes the item's outbox row, in the same statement, so a
  * count reads only the items in the engine (a partial index), never an organisation's backlog
- * waiting in the outbox.
+ * waiting in the outbox; the mark's time also tells how many runs an organisation started while its
+ * oldest sale waited (an index on it): the share of the engine it was getting.
  */
 import { sql, type Parameters, type Sql } from '../db/sql';
 
@@ -24,4 +25,13 @@ export function runsInEngine(p: Parameters<{ parked: string }>, of: Sql | 'every
   return sql`(select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
     where wi.outcome is null and wi.run_started_at is not null and wi.reason is distinct from ${p.parked}
       and ${of === 'everyone' ? sql`true` : sql`wd.organisation_id = ${of}`})`;
+}
+
+/**
+ * The number of runs the organisation `of` (a column of the enclosing read) started since `since`
+ * (an expression of it), and at most `windowMs` back.
+ */
+export function runsStartedSince(p: Parameters<{ windowMs: number }>, of: Sql, since: Sql): Sql {
+  return sql`(select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
+    where wi.run_started_at > greatest(${since}, now() - ${p.windowMs}::int * interval '1 millisecond') and wd.organisation_id = ${of})`;
 }

@@ -13,6 +13,11 @@ import { WebhookDelivery } from './webhook-delivery.entity';
   name: 'webhook_delivery_item_in_engine_index',
   expression: 'create index "webhook_delivery_item_in_engine_index" on "webhook_delivery_item" ("delivery_id") where "outcome" is null and "run_started_at" is not null',
 })
+// ... and the runs each organisation started lately.
+@Index({
+  name: 'webhook_delivery_item_run_started_index',
+  expression: 'create index "webhook_delivery_item_run_started_index" on "webhook_delivery_item" ("run_started_at") where "run_started_at" is not null',
+})
 export class WebhookDeliveryItem {
   [OptionalProps]?: 'product' | 'outcome' | 'reason' | 'purchase' | 'workflowId' | 'sku' | 'heldLine' | 'runStartedAt';
 

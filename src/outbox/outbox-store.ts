@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DispatchKind } from '../domain/dispatch';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
-import { markRunsStarted, runsInEngine } from '../deliveries/engine-runs-store';
+import { markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
 
 /** A row of the insert's JSON parameter (see dispatchInsert). */
 export interface DispatchRow {
@@ -52,17 +52,23 @@ export interface ClaimedDispatchRow {
   trace_parent: string | null;
 }
 
-/** The engine's places for webhook fulfilment: runs of one organisation, and of all together (DISPATCH_ORGANISATION_RUNS, DISPATCH_ENGINE_RUNS). */
+/**
+ * The engine's places for webhook fulfilment: runs of one organisation, and of all together
+ * (DISPATCH_ORGANISATION_RUNS, DISPATCH_ENGINE_RUNS), and how far back the runs an organisation
+ * started are counted at most to give a place that frees (DISPATCH_FAIRNESS_WINDOW).
+ */
 export interface EngineRunLimits {
   runsPerOrganisation: number;
   engineRuns: number;
+  fairnessWindowMs: number;
 }
 
-const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string }>(
+const claimDue = statement<ClaimedDispatchRow, Omit<EngineRunLimits, 'fairnessWindowMs'> & { windowMs: number; limit: number; parked: string }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
   (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
                   where dead_at is null and due_at <= now() group by organisation_id),
-     busy as (select due.organisation_id, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs from due),
+     busy as (select due.organisation_id, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs,
+                     ${runsStartedSince(p, sql`due.organisation_id`, sql`due.oldest`)} as starts from due),
      -- Null when nothing is due (the outer limit then reads no share at all).
      share as (select ceil(${p.limit}::numeric / nullif(count(*), 0))::int as rows from due),
      -- Rows of no organisation (a buyer's fresh links) take no place of the engine's budget.
@@ -70,7 +76,7 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
                   where organisation_id is null and dead_at is null and due_at <= now())
      select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
      from (select organisation_id, runs from busy where runs < ${p.runsPerOrganisation}
-           order by organisation_id is not null, runs, oldest) o
+           order by organisation_id is not null, starts, runs, oldest) o
      cross join lateral (
        select w.* from workflow_dispatch w
        where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
@@ -82,16 +88,24 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
  * Locks up to `limit` due rows for the caller's transaction, at most an equal share of them per
  * organisation with due rows (rows of no organisation count as one more). The engine's places for
  * webhook fulfilment are a budget: `engineRuns` runs of all organisations together, at most
- * `runsPerOrganisation` of one. A place that frees goes first to the organisation with the fewest runs
- * in the engine (then to the one waiting longest), so a tenant sending a few sales gets the next
- * place whatever another tenant's backlog, and the engine's queue, which every run waits in, stays
- * as short as the budget; alone, an organisation has the whole budget. Another loop's claim in
+ * `runsPerOrganisation` of one. A place that frees goes first to the organisation that started the
+ * fewest runs while its oldest due row waited (counted at most `fairnessWindowMs` back), then to the
+ * one with the fewest runs in the engine, then to the one waiting longest. A tenant whose sales start
+ * as they come has started none since its sale came in, so it gets the next place whatever another
+ * tenant's backlog, however slow that backlog makes every run; two tenants that both wait share the
+ * places by the runs each was given meanwhile. (Counted by runs in the engine alone, a small tenant
+ * whose runs the flood slowed held as many places as the flooding one and fell behind; counted by
+ * starts over a fixed window, it lost to a newly flooding tenant for a window after its own busy
+ * spell.) The engine's queue, which every run waits in, stays as short as the budget; alone, an
+ * organisation has the whole budget. Another loop's claim in
  * flight is not counted until it commits, so loops claiming at once may pass the budget by a batch.
  * Rows another transaction holds are skipped, not waited for. Each share is locked as the outer
  * limit reads it, so no row is locked that is not returned.
  */
 export function claimDueRows(tx: EntityManager, limit: number, runs: EngineRunLimits): Promise<ClaimedDispatchRow[]> {
-  return claimDue.rows(tx, { runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, limit, parked: WAITING_FOR_KEY_REASON });
+  return claimDue.rows(tx, {
+    runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, windowMs: runs.fairnessWindowMs, limit, parked: WAITING_FOR_KEY_REASON,
+  });
 }
 
 const deleteDispatches = statement<NoRows, { ids: string }>(

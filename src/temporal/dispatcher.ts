@@ -22,7 +22,7 @@ import {
 import { inSpan, SpanKind } from '../telemetry/tracing';
 import { dispatchFailureKind, dispatchFailureText, type WorkflowStarter } from './client';
 
-/** With the engine's places for fulfilment (EngineRunLimits): a place that frees goes to the organisation with the fewest runs there. */
+/** With the engine's places for fulfilment (EngineRunLimits): a place that frees goes to the organisation that started the fewest runs while its oldest row waited. */
 export interface DispatcherOptions extends EngineRunLimits {
   orm: Orm;
   starter: Pick<WorkflowStarter, 'dispatch'>;

@@ -156,6 +156,7 @@ test('two API processes never hold the same row at once, and every row is dispat
     maxRefusals: 10,
     runsPerOrganisation: 1000,
     engineRuns: 1000,
+    fairnessWindowMs: 30_000,
     log: { warn: () => undefined, error: () => undefined },
   });
   // Two pools, as two processes have.

@@ -80,34 +80,72 @@ test('sales waiting for license keys take none of the organisation\'s runs: more
   await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
 }, 120_000);
 
-test('the engine\'s places are one budget for all organisations, and a place that frees goes to the organisation with the fewest runs there', async () => {
-  // No worker: the runs started stay in the engine until the test says one finished. One dispatcher
-  // loop: another loop's claim in flight is not yet counted, so two may pass the budget by a batch.
-  const engine = await startHarness({
-    worker: false, env: { DISPATCH_ENGINE_RUNS: '3', DISPATCH_ORGANISATION_RUNS: '3', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1s' },
+describe('the engine\'s places (no worker: a run started stays in the engine until the test finishes it)', () => {
+  // One dispatcher loop: another loop's claim in flight is not yet counted, so two may pass the budget by a batch.
+  let engine: Harness;
+  beforeAll(async () => {
+    engine = await startHarness({
+      worker: false,
+      env: { DISPATCH_ENGINE_RUNS: '3', DISPATCH_ORGANISATION_RUNS: '3', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1s', DISPATCH_FAIRNESS_WINDOW: '10m' },
+    });
+  }, 120_000);
+  afterAll(() => engine?.close());
+  // Each test starts with the budget free.
+  afterEach(async () => {
+    await engine.orm.em.fork().execute('delete from workflow_dispatch');
+    await engine.orm.em.fork().execute(`update webhook_delivery_item set outcome = 'fulfilled' where outcome is null and run_started_at is not null`);
   });
-  try {
-    // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
-    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3 }))).toEqual([]);
-    const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
-    const waiting = async (org: WebhookOrg) => Number((await engine.orm.em.fork().execute<Array<{ n: string }>>(
-      'select count(*) as n from workflow_dispatch where organisation_id = ? and dead_at is null', [org.orgId]))[0].n);
-    for (let i = 0; i < 5; i += 1) {
-      expect((await send(engine.app, 'cart-e', busy.orgId, orderBody('cart-e', busy.orgId, `busy-${i}`))).status).toBe(200);
-    }
-    await eventually(async () => ((await waiting(busy)) === 2 ? true : undefined), 30_000, 'three of the busy organisation\'s runs to start');
 
-    expect((await send(engine.app, 'cart-e', calm.orgId, orderBody('cart-e', calm.orgId, 'calm-1'))).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+  const waiting = async (org: WebhookOrg) => Number((await engine.orm.em.fork().execute<Array<{ n: string }>>(
+    'select count(*) as n from workflow_dispatch where organisation_id = ? and dead_at is null', [org.orgId]))[0].n);
+  const sell = async (org: WebhookOrg, orderId: string) => expect((await send(engine.app, 'cart-e', org.orgId, orderBody('cart-e', org.orgId, orderId))).status).toBe(200);
+  /** `count` of the organisation's runs in the engine finish (as their outcome would be recorded). */
+  const finish = (org: WebhookOrg, count: number) => engine.orm.em.fork().execute(
+    `update webhook_delivery_item set outcome = 'fulfilled' where id in (select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
+      where wd.organisation_id = ? and wi.run_started_at is not null and wi.outcome is null limit ?)`, [org.orgId, count]);
+  const waitUntil = (org: WebhookOrg, rows: number, what: string) => eventually(async () => ((await waiting(org)) === rows ? true : undefined), 30_000, what);
+  /** Long enough for the loop to claim what it would (it polls every second). */
+  const pollsPass = () => new Promise((resolve) => setTimeout(resolve, 2_500));
+
+  test('they are one budget for all organisations; a place that frees goes to the organisation with none in the engine', async () => {
+    // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
+    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, fairnessWindowMs: 30_000 }))).toEqual([]);
+    const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
+    for (let i = 0; i < 5; i += 1) await sell(busy, `busy-${i}`);
+    await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start');
+
+    await sell(calm, 'calm-1');
+    await pollsPass();
     expect(await waiting(calm)).toBe(1); // the budget is taken: it waits, as the busy organisation's own rows do
 
-    // One of the busy organisation's runs finishes: the place goes to the organisation with none in the engine.
-    await engine.orm.em.fork().execute(
-      `update webhook_delivery_item set outcome = 'fulfilled' where id = (select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
-        where wd.organisation_id = ? and wi.run_started_at is not null and wi.outcome is null limit 1)`, [busy.orgId]);
-    await eventually(async () => ((await waiting(calm)) === 0 ? true : undefined), 30_000, 'the calm organisation\'s run to start');
+    await finish(busy, 1);
+    await waitUntil(calm, 0, 'the calm organisation\'s run to start');
     expect(await waiting(busy)).toBe(2);
-  } finally {
-    await engine.close();
-  }
-}, 120_000);
+  }, 120_000);
+
+  test('a place that frees goes to the organisation that started the fewest runs while its oldest sale waited, though it has more in the engine', async () => {
+    const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
+    await sell(calm, 'calm-0');
+    await sell(calm, 'calm-1');
+    await waitUntil(calm, 0, 'the calm organisation\'s two runs to start');
+    await sell(busy, 'busy-0');
+    await waitUntil(busy, 0, 'the busy organisation\'s first run to start');
+    for (let i = 1; i <= 3; i += 1) await sell(busy, `busy-${i}`);
+    await pollsPass();
+    expect(await waiting(busy)).toBe(3); // the budget is taken
+    // Each run of the busy organisation that finishes hands its place to the next of its sales.
+    await finish(busy, 1);
+    await waitUntil(busy, 2, 'busy-1 to start');
+    await finish(busy, 1);
+    await waitUntil(busy, 1, 'busy-2 to start');
+
+    // In the engine: busy 1, calm 2. Started while their oldest sale waited: busy 2 (busy-1, busy-2 since busy-3 came in), calm none.
+    await sell(calm, 'calm-2');
+    await pollsPass();
+    expect(await waiting(calm)).toBe(1);
+    await finish(busy, 1);
+    await waitUntil(calm, 0, 'the calm organisation\'s sale to start');
+    await pollsPass();
+    expect(await waiting(busy)).toBe(1);
+  }, 120_000);
+});
