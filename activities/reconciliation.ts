@@ -1,7 +1,7 @@
 import { staffEmails } from '../src/events/outbound-events';
-import { pauseReconciliation, raiseHighWaterMark, reconciliationOf, recordRunResult } from '../src/accounts/reconciliation-store';
+import { pauseReconciliation, reconciliationOf, recordRunResult } from '../src/accounts/reconciliation-store';
 import type { Platform } from '../src/domain/platforms';
-import { NO_RESULT, readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
+import { laterChange, NO_RESULT, readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
 import { reconcileRefusedMail } from '../src/mail/templates';
 import type { KeyRing } from '../src/security/key-ring';
 import { openCredentials } from '../src/services/reconciliation';
@@ -29,15 +29,16 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
     },
 
     /**
-     * Reads one page and records its paid orders through the webhook intake; the high-water mark
-     * moves only after they are recorded. A retry after a crash reads the same page again, and the
-     * business keys make its orders `alreadyKnown`.
+     * Reads one page and records its paid orders through the webhook intake, and tells the latest
+     * change time it read (the run raises the high-water mark to it only once every page is read).
+     * A retry after a crash reads the same page again, and the business keys make its orders
+     * `alreadyKnown`.
      */
     async reconcilePage({ orgId, platform, since, cursor }: Integration & { since: string; cursor: string | null }): Promise<PageOutcome> {
       const em = orm.em.fork();
       const row = await reconciliationOf(em, orgId, platform);
       const client = orderListClientOf(platform);
-      if (!row?.enabled || !client) return { kind: 'recorded', result: NO_RESULT, nextCursor: null, slowDownMs: 0 };
+      if (!row?.enabled || !client) return { kind: 'recorded', result: NO_RESULT, nextCursor: null, slowDownMs: 0, newestChange: null };
       const page = await client.fetchPage({
         origin: row.api_base_url, credentials: openCredentials(keyRing, row), since, cursor, allowPrivate: config.outbound.allowPrivate,
       });
@@ -45,18 +46,17 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       if (page.kind !== 'page') return page;
       const orders = page.orders.flatMap((listed): NormalizedOrder[] => ('unreadable' in listed.order ? [] : [listed.order]));
       const recorded = await recordPulledOrders(orm, orgId, platform, orders, new Date());
-      const changes = page.orders.map((o) => o.changedAt).filter((at): at is string => at !== null && !Number.isNaN(Date.parse(at)));
-      if (changes.length > 0) {
-        const newest = changes.reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
-        await raiseHighWaterMark(em, orgId, platform, new Date(newest).toISOString());
-      }
+      const newestChange = page.orders.map((o) => o.changedAt)
+        .filter((at): at is string => at !== null && !Number.isNaN(Date.parse(at)))
+        .map((at) => new Date(at).toISOString())
+        .reduce(laterChange, null);
       const result: ReconcileResult = {
         pulled: page.orders.length,
         recovered: recorded.recovered,
         alreadyKnown: recorded.alreadyKnown,
         errors: page.orders.length - orders.length + recorded.unreadable,
       };
-      return { kind: 'recorded', result, nextCursor: page.nextCursor, slowDownMs: page.slowDownMs };
+      return { kind: 'recorded', result, nextCursor: page.nextCursor, slowDownMs: page.slowDownMs, newestChange };
     },
 
     /**
@@ -75,8 +75,14 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       }));
     },
 
-    async finishReconcile({ orgId, platform, result }: Integration & { result: ReconcileResult }): Promise<void> {
-      await recordRunResult(orm.em.fork(), orgId, platform, new Date(), result);
+    /**
+     * Records the run's result and, when it read every page, raises the high-water mark to the latest
+     * change it read (`newestChange`; null leaves the mark). A run that stopped early leaves the mark,
+     * so the next one reads the pages it missed: lists read newest first (payments-c, cart-e) would
+     * otherwise lose the older orders behind a page that failed.
+     */
+    async finishReconcile({ orgId, platform, result, newestChange }: Integration & { result: ReconcileResult; newestChange?: string | null }): Promise<void> {
+      await recordRunResult(orm.em.fork(), orgId, platform, { at: new Date(), result, newestChange: newestChange ?? null });
     },
   };
 }

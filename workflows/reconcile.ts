@@ -1,7 +1,7 @@
 import { ActivityFailure, continueAsNew, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DATABASE_STEP, RECONCILE_PAGE } from '../src/domain/activity-policy';
-import { addResults, NO_RESULT, PAGES_BEFORE_CONTINUE, type ReconcileInput, type ReconcileProgress } from '../src/domain/reconciliation';
+import { addResults, laterChange, NO_RESULT, PAGES_BEFORE_CONTINUE, type ReconcileInput, type ReconcileProgress } from '../src/domain/reconciliation';
 
 const { beginReconcile, finishReconcile } = proxyLocalActivities<Activities>(DATABASE_STEP);
 const { pauseReconcile } = proxyActivities<Activities>({ ...DATABASE_STEP, startToCloseTimeout: '1 minute', scheduleToCloseTimeout: '1 hour' });
@@ -15,11 +15,14 @@ const { reconcilePage } = proxyActivities<Activities>(RECONCILE_PAGE);
  * slows the next page down; a refusal (401/403) pauses the integration and ends the run. Where the
  * run is (the cursor of the next page, the counts) is the workflow's state, so a worker killed
  * mid-run resumes at the page it was reading; after PAGES_BEFORE_CONTINUE pages it continues as
- * new with that state. The last result is recorded whatever happened.
+ * new with that state. The last result is recorded whatever happened; the high-water mark moves
+ * only when every page was read (a run that stopped early leaves it, and the next reads again what
+ * this one missed: on a list read newest first, the older orders behind the page that failed).
  */
 export async function reconcileIntegration(input: ReconcileInput): Promise<void> {
   const { orgId, platform } = input;
   let progress: ReconcileProgress;
+  let readEveryPage = false;
   if (input.progress) {
     progress = input.progress;
   } else {
@@ -47,9 +50,14 @@ export async function reconcileIntegration(input: ReconcileInput): Promise<void>
       progress = { ...progress, result: addResults(progress.result, { ...NO_RESULT, errors: 1 }) };
       break;
     }
-    progress = { ...progress, cursor: page.nextCursor, result: addResults(progress.result, page.result) };
-    if (page.nextCursor === null) break;
+    progress = {
+      ...progress, cursor: page.nextCursor, result: addResults(progress.result, page.result), newestChange: laterChange(progress.newestChange ?? null, page.newestChange),
+    };
+    if (page.nextCursor === null) {
+      readEveryPage = true;
+      break;
+    }
     if (page.slowDownMs > 0) await sleep(page.slowDownMs);
   }
-  await finishReconcile({ orgId, platform, result: progress.result });
+  await finishReconcile({ orgId, platform, result: progress.result, newestChange: readEveryPage ? progress.newestChange ?? null : null });
 }

@@ -104,23 +104,20 @@ export function pauseReconciliation(
   return refuse.first(em, pause);
 }
 
-const raiseMark = statement<NoRows, { orgId: string; platform: string; mark: string }>(
+const finish = statement<NoRows, { orgId: string; platform: string; at: Date; result: string; mark: string | null }>(
   {},
-  (p) => sql`update integration_reconciliation set high_water_mark = greatest(high_water_mark, ${p.mark}::timestamptz)
+  // greatest() skips a null: no mark leaves it as it is.
+  (p) => sql`update integration_reconciliation set last_run_at = ${p.at}, last_result = ${p.result}::jsonb,
+       high_water_mark = greatest(high_water_mark, ${p.mark}::timestamptz)
      where organisation_id = ${p.orgId} and platform = ${p.platform}`,
 );
 
-/** Moves the high-water mark up to `mark` (never down), once the orders it covers are recorded. */
-export async function raiseHighWaterMark(em: EntityManager, orgId: string, platform: Platform, mark: string): Promise<void> {
-  await raiseMark.run(em, { orgId, platform, mark });
-}
-
-const finish = statement<NoRows, { orgId: string; platform: string; at: Date; result: string }>(
-  {},
-  (p) => sql`update integration_reconciliation set last_run_at = ${p.at}, last_result = ${p.result}::jsonb
-     where organisation_id = ${p.orgId} and platform = ${p.platform}`,
-);
-
-export async function recordRunResult(em: EntityManager, orgId: string, platform: Platform, at: Date, result: ReconcileResult): Promise<void> {
-  await finish.run(em, { orgId, platform, at, result: JSON.stringify(result) });
+/**
+ * A run's end: when, what it found, and the high-water mark moved up to `newestChange` (never down;
+ * null leaves it), the orders it covers all recorded.
+ */
+export async function recordRunResult(
+  em: EntityManager, orgId: string, platform: Platform, run: { at: Date; result: ReconcileResult; newestChange: string | null },
+): Promise<void> {
+  await finish.run(em, { orgId, platform, at: run.at, result: JSON.stringify(run.result), mark: run.newestChange });
 }

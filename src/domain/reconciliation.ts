@@ -41,7 +41,8 @@ export const PAGES_BEFORE_CONTINUE = 50;
 
 /** One page of a run: what the platform answered, and, once read, what recording it found. */
 export type PageOutcome =
-  | { kind: 'recorded'; result: ReconcileResult; nextCursor: string | null; slowDownMs: number }
+  /** `newestChange`: the latest change time among the page's orders (ISO 8601), null when none had one. */
+  | { kind: 'recorded'; result: ReconcileResult; nextCursor: string | null; slowDownMs: number; newestChange: string | null }
   /** 429: wait this long and ask for the same page again. */
   | { kind: 'throttled'; retryAfterMs: number }
   /**
@@ -50,11 +51,22 @@ export type PageOutcome =
    */
   | { kind: 'refused'; reason: string; savedAt: string };
 
-/** Where a run is: its window's start, the page to read next (null: the first), and the counts so far. */
+/**
+ * Where a run is: its window's start, the page to read next (null: the first), the counts so far,
+ * and the latest change time read so far (absent in runs continued before it was kept).
+ */
 export interface ReconcileProgress {
   since: string;
   cursor: string | null;
   result: ReconcileResult;
+  newestChange?: string | null;
+}
+
+/** The later of two change times (ISO 8601), either possibly null. */
+export function laterChange(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
 }
 
 /** The input of `reconcileIntegration`: what the schedule gives, and, after a continue-as-new, where the run got to. */

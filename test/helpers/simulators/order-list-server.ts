@@ -1,6 +1,7 @@
 /**
  * What every order-list simulator shares: a real HTTP server on 127.0.0.1, a log of the requests
- * it answered, a 429 with `Retry-After` on a chosen page once, and revoking the credentials. Each
+ * it answered, a 429 with `Retry-After` on a chosen page once, a chosen page failing with 500 a
+ * number of times (the platform's outage), and revoking the credentials. Each
  * platform's simulator (beside this file) models its own API on top.
  */
 import http from 'node:http';
@@ -19,6 +20,8 @@ export interface OrderListServer {
   requests: AnsweredRequest[];
   /** Answers 429 with `Retry-After: seconds` the next time page `page` is asked for. */
   throttleOnce(page: number, seconds: number): void;
+  /** Answers 500 instead of page `page` the next `times` times it is asked for. */
+  failPage(page: number, times: number): void;
   /** Every request is refused from now on (the credentials were revoked). */
   revokeToken(): void;
   close(): Promise<void>;
@@ -42,6 +45,7 @@ export async function startOrderListServer(
 ): Promise<OrderListServer> {
   const requests: AnsweredRequest[] = [];
   const throttles = new Map<number, number>();
+  const failures = new Map<number, number>();
   let revoked = false;
 
   const server = http.createServer((req, res) => {
@@ -54,6 +58,11 @@ export async function startOrderListServer(
       headers: req.headers,
       revoked,
       answer: (status, body, extra = {}, page = -1) => {
+        const failing = failures.get(page) ?? 0;
+        if (status === 200 && failing > 0) {
+          failures.set(page, failing - 1);
+          [status, body, extra] = [500, { error: 'simulated outage' }, {}];
+        }
         requests.push({ at: Date.now(), page, status });
         res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers(), ...extra });
         res.end(typeof body === 'string' ? body : JSON.stringify(body));
@@ -72,6 +81,7 @@ export async function startOrderListServer(
     origin,
     requests,
     throttleOnce: (page, seconds) => throttles.set(page, seconds),
+    failPage: (page, times) => failures.set(page, times),
     revokeToken: () => {
       revoked = true;
     },
