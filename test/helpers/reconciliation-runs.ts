@@ -11,6 +11,7 @@ import type { Platform } from '../../src/domain/platforms';
 import { reconcileScheduleId } from '../../src/domain/reconciliation';
 import type { ReconciliationJson } from '../../src/services/reconciliation';
 import { startHarness, type Harness } from './harness';
+import { seedUser } from './seed';
 import type { OrderListServer } from './simulators/order-list-server';
 import { eventually, seedWebhookOrg, send, type WebhookOrg } from './webhooks';
 
@@ -165,6 +166,7 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
 
   test(`${platform}: refused credentials (401) pause the schedule and email owners and admins once; saving them again resumes it`, async () => {
     const org = await seedWebhookOrg(h, { platforms: [platform] });
+    const [admin, member] = [await seedUser(h, org.orgId, 'admin'), await seedUser(h, org.orgId, 'member')];
     const sim = await simulator(ordersOf(3), org.orgId);
     await enable(org, sim);
     sim.revokeToken();
@@ -181,7 +183,10 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(h.mailbox.messages().filter((m) => m.subject.startsWith(subject))).toHaveLength(1);
-    expect(mails[0].to).toEqual([expect.stringMatching(/^owner-/)]);
+    // Owners and admins, not members.
+    expect(mails[0].to).toHaveLength(2);
+    expect(mails[0].to).toEqual(expect.arrayContaining([expect.stringMatching(/^owner-/), admin.email]));
+    expect(mails[0].to).not.toContain(member.email);
 
     // New credentials alone: the stored origin is kept.
     const resumed = await api(org, 'PUT', '', { enabled: true, ...spec.newCredentials(sim) });
