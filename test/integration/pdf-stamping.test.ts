@@ -10,7 +10,7 @@ import path from 'node:path';
 import { degrees, PDFDocument, StandardFonts } from 'pdf-lib';
 import { Purchase, StampedCopy, VersionFile } from '../../src/db/entities';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
-import { listen, seedPurchase, sha256 } from '../helpers/download-links';
+import { issueToken, listen, seedPurchase, sha256 } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
 import { parsePdf, squash } from '../helpers/pdf-text';
 import { createTestBucket, s3StorageEnv } from '../helpers/s3';
@@ -203,6 +203,29 @@ describe.each(['local disk', 'S3'] as const)('stamped PDFs on %s', (storageKind)
     expect(unreadable.status).toBe(422);
     expect(unreadable.body.error).toMatch(/broken\.pdf cannot be stamped for buyers: the PDF cannot be read/);
     expect(await h.orm.em.fork().count(VersionFile, {})).toBe(filesBefore);
+  });
+
+  test('a new active version gets copies of its own: a buyer moved to it is served the new edition, stamped, beside the old copy', async () => {
+    const edition = await api<{ id: string }>('POST', '/api/products', { name: 'Editions', slug: 'editions', stampPdfs: true });
+    const first = await upload(edition.body.id, '1.0.0', [['editions.pdf', bookBytes, 'application/pdf']]);
+    const seeded = await seedPurchase(h, c.orgId, { productId: edition.body.id, versionId: first.body.id }, { email: 'reader@example.com' });
+    await h.orm.em.fork().nativeUpdate(Purchase, { id: seeded.purchaseId }, { externalOrderId: 'ORD-ED' });
+    const old = await download(seeded.token, first.body.files[0].id);
+    expect(old.status).toBe(200);
+
+    const second = await PDFDocument.load(bookBytes);
+    second.addPage([420, 595]).drawText('Second edition', { x: 60, y: 500, font: await second.embedFont(StandardFonts.Helvetica), size: 18 });
+    const next = await upload(edition.body.id, '2.0.0', [['editions.pdf', Buffer.from(await second.save()), 'application/pdf']]);
+    expect(next.status).toBe(201);
+    // As an update notice does: the purchase moves to the new version, and a fresh link goes out.
+    await h.orm.em.fork().nativeUpdate(Purchase, { id: seeded.purchaseId }, { version: next.body.id });
+    const fresh = await download(await issueToken(h, seeded.purchaseId), next.body.files[0].id);
+    expect(fresh.status).toBe(200);
+    const parsed = await parsePdf(fresh.body);
+    expect(parsed.numpages).toBe(4);
+    expect(squash(parsed.text)).toContain('Second edition');
+    for (const page of parsed.pages) expect(squash(page)).toContain('Licensed to reader@example.com · Order ORD-ED');
+    expect(await copies(seeded.purchaseId)).toBe(2);
   });
 
   test('turning stamping on checks the PDFs the product already has', async () => {
