@@ -3,7 +3,7 @@ import { recordItemOutcomes } from '../src/services/delivery-log';
 import type { ActivityDeps } from './deps';
 import { countFulfilments } from './metrics';
 
-export function deliveryActivities({ orm }: ActivityDeps) {
+export function deliveryActivities({ orm, enginePlaces }: ActivityDeps) {
   return {
     /**
      * Writes the outcomes of a run's delivery items and finalises their entries; returns the
@@ -11,6 +11,7 @@ export function deliveryActivities({ orm }: ActivityDeps) {
      */
     async recordItemOutcomes({ items }: { items: ItemOutcomeReport[] }): Promise<OrderAlertRequest[]> {
       const alerts = await recordItemOutcomes(orm.em.fork(), items);
+      enginePlaces?.freed();
       countFulfilments(items.map((i) => i.outcome));
       return alerts;
     },

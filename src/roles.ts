@@ -9,6 +9,7 @@ import type { AppOptions } from './http/app';
 import { listenShared } from './http/listen';
 import { createMailer } from './mail/mailer';
 import { connectTemporal, WorkflowStarter } from './temporal/client';
+import { EnginePlaces } from './temporal/engine-places';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 
 /** What both roles share: the database and the Temporal client. */
@@ -19,6 +20,8 @@ export interface CoreServices {
   starter: WorkflowStarter;
   /** SECRETS_KEY: encrypts Temporal payloads (and integration secrets). */
   keyRing: KeyRing;
+  /** The worker's word to the dispatcher when both roles run in this process. */
+  enginePlaces: EnginePlaces;
   /** Registers the service's search attributes on the namespace when missing. */
   prepareTemporal(): Promise<void>;
   close(): Promise<void>;
@@ -44,6 +47,7 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
     return {
       config, orm, temporal, applied, keyRing,
       starter: new WorkflowStarter(temporal, config),
+      enginePlaces: new EnginePlaces(),
       // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
         await connection.withDeadline(Date.now() + 5_000, () => ensureSearchAttributes(connection, config.temporal.namespace));
@@ -68,6 +72,8 @@ export interface RunningApi {
 export type ApiAppOptions = Omit<AppOptions, 'dispatcher'> & {
   /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
   prepareTemporal?: () => Promise<void>;
+  /** A worker of the same process says when a run's place in the engine frees: the dispatcher looks at once. */
+  enginePlaces?: Pick<EnginePlaces, 'onFreed'>;
 };
 
 /**
@@ -79,7 +85,7 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
   const [{ buildApp }, { WorkflowDispatcher }, { Housekeeping }, { SESSION_TTL_MS }] = await Promise.all([
     import('./http/app'), import('./temporal/dispatcher'), import('./services/housekeeping'), import('./http/plugins/session'),
   ]);
-  const { prepareTemporal, ...appOptions } = options;
+  const { prepareTemporal, enginePlaces, ...appOptions } = options;
   // The routes nudge the dispatcher, which logs through the app's logger: it is made once the app is
   // (and nothing is nudged before `ready`).
   let nudge = (): void => undefined;
@@ -97,11 +103,14 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   nudge = () => dispatcher.nudge();
+  let stopListening = (): void => undefined;
   app.addHook('onReady', async () => {
     dispatcher.start();
+    stopListening = enginePlaces?.onFreed(nudge) ?? stopListening;
     housekeeping.start();
   });
   app.addHook('onClose', async () => {
+    stopListening();
     await housekeeping.stop();
     await dispatcher.stop();
   });
@@ -128,6 +137,7 @@ export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temp
     orm: core.orm,
     starter: core.starter,
     prepareTemporal: core.prepareTemporal,
+    enginePlaces: core.enginePlaces,
     storage: await openFileStorage(core.config),
     clock: () => new Date(),
     ...extra,
@@ -155,7 +165,7 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
   const { createWorker } = await import('./temporal/worker');
   const mailer = createMailer(endpoints.smtpUrl, core.config.mailFrom);
   const { worker, connection } = await createWorker({
-    deps: { orm: core.orm, mailer, config: core.config },
+    deps: { orm: core.orm, mailer, config: core.config, enginePlaces: core.enginePlaces },
     address: endpoints.temporalAddress,
     namespace: core.config.temporal.namespace,
     taskQueue: core.config.temporal.taskQueue,

@@ -80,6 +80,24 @@ test('sales waiting for license keys take none of the organisation\'s runs: more
   await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
 }, 120_000);
 
+test('a run that ends frees its place at once: with the budget full, the next sale starts without waiting for the dispatcher\'s poll', async () => {
+  // One place, one loop, and a poll too slow to notice the place: only the worker's word can.
+  const one = await startHarness({ env: { DISPATCH_ENGINE_RUNS: '1', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1m' } });
+  try {
+    const org = await seedWebhookOrg(one, { platforms: ['cart-e'] });
+    const emails = [1, 2, 3].map((n) => `one-place-${n}@example.com`);
+    const sentAt = Date.now();
+    for (const [n, email] of emails.entries()) {
+      expect((await send(one.app, 'cart-e', org.orgId, withEmail('cart-e', orderBody('cart-e', org.orgId, `one-place-${n}`), email))).status).toBe(200);
+    }
+    for (const email of emails) await one.mailbox.waitFor((m) => m.to.includes(email), 45_000);
+    // Three runs one after another; with only the poll, the second would have waited a minute.
+    expect(Date.now() - sentAt).toBeLessThan(30_000);
+  } finally {
+    await one.close();
+  }
+}, 180_000);
+
 describe('the engine\'s places (no worker: a run started stays in the engine until the test finishes it)', () => {
   // One dispatcher loop: another loop's claim in flight is not yet counted, so two may pass the budget by a batch.
   let engine: Harness;
