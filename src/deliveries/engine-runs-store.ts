@@ -29,9 +29,9 @@ export function runsInEngine(p: Parameters<{ parked: string }>, of: Sql | 'every
 
 /**
  * The number of runs the organisation `of` (a column of the enclosing read) started since `since`
- * (an expression of it), and at most `windowMs` back.
+ * (an expression of it), and at most `fairnessWindowMs` back.
  */
-export function runsStartedSince(p: Parameters<{ windowMs: number }>, of: Sql, since: Sql): Sql {
+export function runsStartedSince(p: Parameters<{ fairnessWindowMs: number }>, of: Sql, since: Sql): Sql {
   return sql`(select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
-    where wi.run_started_at > greatest(${since}, now() - ${p.windowMs}::int * interval '1 millisecond') and wd.organisation_id = ${of})`;
+    where wi.run_started_at > greatest(${since}, now() - ${p.fairnessWindowMs}::int * interval '1 millisecond') and wd.organisation_id = ${of})`;
 }

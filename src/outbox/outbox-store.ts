@@ -63,7 +63,7 @@ export interface EngineRunLimits {
   fairnessWindowMs: number;
 }
 
-const claimDue = statement<ClaimedDispatchRow, Omit<EngineRunLimits, 'fairnessWindowMs'> & { windowMs: number; limit: number; parked: string }>(
+const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
   (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
                   where dead_at is null and due_at <= now() group by organisation_id),
@@ -104,7 +104,7 @@ const claimDue = statement<ClaimedDispatchRow, Omit<EngineRunLimits, 'fairnessWi
  */
 export function claimDueRows(tx: EntityManager, limit: number, runs: EngineRunLimits): Promise<ClaimedDispatchRow[]> {
   return claimDue.rows(tx, {
-    runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, windowMs: runs.fairnessWindowMs, limit, parked: WAITING_FOR_KEY_REASON,
+    runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, fairnessWindowMs: runs.fairnessWindowMs, limit, parked: WAITING_FOR_KEY_REASON,
   });
 }
 
