@@ -1,7 +1,7 @@
 import { staffEmails } from '../src/events/outbound-events';
 import { pauseReconciliation, reconciliationOf, recordRunResult } from '../src/accounts/reconciliation-store';
 import type { Platform } from '../src/domain/platforms';
-import { laterChange, NO_RESULT, readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
+import { NO_RESULT, readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
 import { reconcileRefusedMail } from '../src/mail/templates';
 import type { KeyRing } from '../src/security/key-ring';
 import { openCredentials } from '../src/services/reconciliation';
@@ -46,10 +46,8 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       if (page.kind !== 'page') return page;
       const orders = page.orders.flatMap((listed): NormalizedOrder[] => ('unreadable' in listed.order ? [] : [listed.order]));
       const recorded = await recordPulledOrders(orm, orgId, platform, orders, new Date());
-      const newestChange = page.orders.map((o) => o.changedAt)
-        .filter((at): at is string => at !== null && !Number.isNaN(Date.parse(at)))
-        .map((at) => new Date(at).toISOString())
-        .reduce(laterChange, null);
+      const changes = page.orders.map((o) => Date.parse(o.changedAt ?? '')).filter(Number.isFinite);
+      const newestChange = changes.length > 0 ? new Date(Math.max(...changes)).toISOString() : null;
       const result: ReconcileResult = {
         pulled: page.orders.length,
         recovered: recorded.recovered,
