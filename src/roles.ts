@@ -9,7 +9,6 @@ import type { AppOptions } from './http/app';
 import { listenShared } from './http/listen';
 import { createMailer } from './mail/mailer';
 import { connectTemporal, WorkflowStarter } from './temporal/client';
-import { EnginePlaces } from './temporal/engine-places';
 import { ensureSearchAttributes } from './temporal/register-search-attributes';
 
 /** What both roles share: the database and the Temporal client. */
@@ -20,8 +19,8 @@ export interface CoreServices {
   starter: WorkflowStarter;
   /** SECRETS_KEY: encrypts Temporal payloads (and integration secrets). */
   keyRing: KeyRing;
-  /** The worker's word to the dispatcher when both roles run in this process. */
-  enginePlaces: EnginePlaces;
+  /** The database's URL: the API's dispatcher listens there for places freed in the engine. */
+  databaseUrl: string;
   /** Registers the service's search attributes on the namespace when missing. */
   prepareTemporal(): Promise<void>;
   close(): Promise<void>;
@@ -47,7 +46,7 @@ export async function connectCore(config: Readonly<Config>, endpoints: Endpoints
     return {
       config, orm, temporal, applied, keyRing,
       starter: new WorkflowStarter(temporal, config),
-      enginePlaces: new EnginePlaces(),
+      databaseUrl: endpoints.databaseUrl,
       // Bounded like a dispatch, so a process stopping while Temporal is down is not held by it.
       prepareTemporal: async () => {
         await connection.withDeadline(Date.now() + 5_000, () => ensureSearchAttributes(connection, config.temporal.namespace));
@@ -72,8 +71,11 @@ export interface RunningApi {
 export type ApiAppOptions = Omit<AppOptions, 'dispatcher'> & {
   /** Runs once before the first workflow dispatch, retried until it succeeds (search attributes). */
   prepareTemporal?: () => Promise<void>;
-  /** A worker of the same process says when a run's place in the engine frees: the dispatcher looks at once. */
-  enginePlaces?: Pick<EnginePlaces, 'onFreed'>;
+  /**
+   * The database on which the dispatcher hears, from any worker process, that a run's place in the
+   * engine is free, and looks at once (temporal/engine-places). Without it, it finds out at its poll.
+   */
+  databaseUrl?: string;
 };
 
 /**
@@ -82,10 +84,11 @@ export type ApiAppOptions = Omit<AppOptions, 'dispatcher'> & {
  * deletes spent rows. Never listens (tests use it as it is).
  */
 export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstance> {
-  const [{ buildApp }, { WorkflowDispatcher }, { Housekeeping }, { SESSION_TTL_MS }] = await Promise.all([
-    import('./http/app'), import('./temporal/dispatcher'), import('./services/housekeeping'), import('./http/plugins/session'),
+  const [{ buildApp }, { WorkflowDispatcher }, { FreedPlacesListener }, { Housekeeping }, { SESSION_TTL_MS }] = await Promise.all([
+    import('./http/app'), import('./temporal/dispatcher'), import('./temporal/engine-places'), import('./services/housekeeping'),
+    import('./http/plugins/session'),
   ]);
-  const { prepareTemporal, enginePlaces, ...appOptions } = options;
+  const { prepareTemporal, databaseUrl, ...appOptions } = options;
   // The routes nudge the dispatcher, which logs through the app's logger: it is made once the app is
   // (and nothing is nudged before `ready`).
   let nudge = (): void => undefined;
@@ -103,14 +106,14 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   nudge = () => dispatcher.nudge();
-  let stopListening = (): void => undefined;
+  const freedPlaces = databaseUrl ? new FreedPlacesListener({ databaseUrl, onFreed: nudge, log: app.log }) : undefined;
   app.addHook('onReady', async () => {
     dispatcher.start();
-    stopListening = enginePlaces?.onFreed(nudge) ?? stopListening;
+    freedPlaces?.start();
     housekeeping.start();
   });
   app.addHook('onClose', async () => {
-    stopListening();
+    await freedPlaces?.close();
     await housekeeping.stop();
     await dispatcher.stop();
   });
@@ -137,7 +140,7 @@ export async function startApi(core: CoreServices, extra: Pick<AppOptions, 'temp
     orm: core.orm,
     starter: core.starter,
     prepareTemporal: core.prepareTemporal,
-    enginePlaces: core.enginePlaces,
+    databaseUrl: core.databaseUrl,
     storage: await openFileStorage(core.config),
     clock: () => new Date(),
     ...extra,
@@ -165,7 +168,7 @@ export async function startWorker(core: CoreServices, endpoints: Endpoints & { s
   const { createWorker } = await import('./temporal/worker');
   const mailer = createMailer(endpoints.smtpUrl, core.config.mailFrom);
   const { worker, connection } = await createWorker({
-    deps: { orm: core.orm, mailer, config: core.config, enginePlaces: core.enginePlaces },
+    deps: { orm: core.orm, mailer, config: core.config },
     address: endpoints.temporalAddress,
     namespace: core.config.temporal.namespace,
     taskQueue: core.config.temporal.taskQueue,

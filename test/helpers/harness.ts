@@ -15,7 +15,6 @@ import { createMailer, type Mailer } from '../../src/mail/mailer';
 import type { FileStorage } from '../../src/storage/file-storage';
 import { openFileStorage } from '../../src/storage/open-file-storage';
 import { connectTemporal, WorkflowStarter } from '../../src/temporal/client';
-import { EnginePlaces } from '../../src/temporal/engine-places';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { createWorker, type ServiceWorker } from '../../src/temporal/worker';
 import { createTestDatabase, TEST_DATABASE_POOL_MAX } from './database';
@@ -85,14 +84,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const mailer = createMailer(mailbox.url, config.mailFrom);
   const storage = await openFileStorage(config);
 
-  // The worker's word to the dispatcher, as in one `npm start` process.
-  const enginePlaces = new EnginePlaces();
   let worker: ServiceWorker | undefined;
   let workerRun: Promise<void> | undefined;
   let closeWorkerConnection: (() => Promise<void>) | undefined;
   if (options.worker !== false) {
     const created = await createWorker({
-      deps: { orm, mailer, config, enginePlaces },
+      deps: { orm, mailer, config },
       address: temporalAddress,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
@@ -108,7 +105,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   }
 
   const app = await buildApiApp({
-    config, orm, starter, storage, enginePlaces, clock: options.clock ?? (() => new Date()),
+    config, orm, starter, storage, databaseUrl: database.url, clock: options.clock ?? (() => new Date()),
   });
   await app.ready();
 

@@ -9,7 +9,9 @@
 import { WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
 import { WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
 import { claimDueDispatches } from '../../src/services/workflow-outbox';
+import { FREED_PLACES_APPLICATION } from '../../src/temporal/engine-places';
 import { startHarness, type Harness } from '../helpers/harness';
+import { workerProcesses } from '../helpers/worker-process';
 import { eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
 let h: Harness;
@@ -80,20 +82,38 @@ test('sales waiting for license keys take none of the organisation\'s runs: more
   await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
 }, 120_000);
 
-test('a run that ends frees its place at once: with the budget full, the next sale starts without waiting for the dispatcher\'s poll', async () => {
-  // One place, one loop, and a poll too slow to notice the place: only the worker's word can.
-  const one = await startHarness({ env: { DISPATCH_ENGINE_RUNS: '1', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1m' } });
+test('a run that ends frees its place at once, whichever process ran it: with the budget full, the next sale starts without waiting for the dispatcher\'s poll, also after the word\'s session is lost', async () => {
+  // One place, one loop, and a poll too slow to notice the place: only the worker's word can. The
+  // worker is a process of its own (the roles apart), so the word has to cross processes.
+  const one = await startHarness({ worker: false, env: { DISPATCH_ENGINE_RUNS: '1', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1m' } });
+  const workers = workerProcesses(() => one);
   try {
+    await workers.start();
     const org = await seedWebhookOrg(one, { platforms: ['cart-e'] });
-    const emails = [1, 2, 3].map((n) => `one-place-${n}@example.com`);
-    const sentAt = Date.now();
-    for (const [n, email] of emails.entries()) {
-      expect((await send(one.app, 'cart-e', org.orgId, withEmail('cart-e', orderBody('cart-e', org.orgId, `one-place-${n}`), email))).status).toBe(200);
-    }
-    for (const email of emails) await one.mailbox.waitFor((m) => m.to.includes(email), 45_000);
-    // Three runs one after another; with only the poll, the second would have waited a minute.
-    expect(Date.now() - sentAt).toBeLessThan(30_000);
+    /** Sells `count` in a row; resolves when each has its receipt. */
+    const sellInARow = async (label: string, count: number) => {
+      const emails = Array.from({ length: count }, (_, n) => `one-place-${label}-${n}@example.com`);
+      const sentAt = Date.now();
+      for (const [n, email] of emails.entries()) {
+        expect((await send(one.app, 'cart-e', org.orgId, withEmail('cart-e', orderBody('cart-e', org.orgId, `one-place-${label}-${n}`), email))).status).toBe(200);
+      }
+      for (const email of emails) await one.mailbox.waitFor((m) => m.to.includes(email), 45_000);
+      // Runs one after another; with only the poll, the second would have waited a minute.
+      expect(Date.now() - sentAt).toBeLessThan(30_000);
+    };
+    await sellInARow('first', 3);
+
+    // The listener's session ends (PostgreSQL restarted, an operator's kill): it connects again, and hears the next words.
+    const listeners = `select pid from pg_stat_activity where datname = current_database() and application_name = '${FREED_PLACES_APPLICATION}'`;
+    const [killed] = await one.orm.em.fork().execute<Array<{ pid: number }>>(listeners);
+    await one.orm.em.fork().execute(`select pg_terminate_backend(${Number(killed.pid)})`);
+    await eventually(async () => {
+      const now = await one.orm.em.fork().execute<Array<{ pid: number }>>(listeners);
+      return now.length === 1 && now[0].pid !== killed.pid ? true : undefined;
+    }, 10_000, 'the listener to connect again');
+    await sellInARow('after-reconnect', 3);
   } finally {
+    workers.close();
     await one.close();
   }
 }, 180_000);
