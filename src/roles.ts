@@ -106,7 +106,9 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
   nudge = () => dispatcher.nudge();
-  const freedPlaces = databaseUrl ? new FreedPlacesListener({ databaseUrl, onFreed: nudge, log: app.log }) : undefined;
+  // DISPATCH_LOOPS=0 (an API process that dispatches nothing) has no loop to wake: no connection for it.
+  const freedPlaces = databaseUrl && options.config.dispatch.loops > 0
+    ? new FreedPlacesListener({ databaseUrl, onFreed: nudge, log: app.log }) : undefined;
   app.addHook('onReady', async () => {
     dispatcher.start();
     freedPlaces?.start();
