@@ -8,8 +8,7 @@
  * waiting in the outbox; the mark's time also tells how many runs an organisation started while its
  * oldest sale waited (an index on it): the share of the engine it was getting.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { sql, type Parameters, type Sql } from '../db/sql';
 
 /** Sets the mark of the items `itemIds` (a query giving their ids): their runs were started or joined. */
 export function markRunsStarted(itemIds: Sql): Sql {
@@ -37,15 +36,8 @@ export function runsStartedSince(p: Parameters<{ fairnessWindowMs: number }>, of
     where wi.run_started_at > greatest(${since}, now() - ${p.fairnessWindowMs}::int * interval '1 millisecond') and wd.organisation_id = ${of})`;
 }
 
-/** The PostgreSQL channel on which a worker says that a run's place in the engine is free (see temporal/engine-places). */
-export const FREED_PLACE_CHANNEL = 'engine_place_freed';
-
-const notifyFreedPlace = statement<NoRows, { channel: string }>({}, (p) => sql`select from pg_notify(${p.channel}, '')`);
-
 /**
- * Tells every API process's dispatcher, through PostgreSQL, that a run recorded its outcomes: its
- * place in the engine's budget is free. Sent after the outcomes' commit, so a claim it wakes sees them.
+ * The PostgreSQL channel on which the database says that a run's place in the engine is free: a
+ * trigger on the item's outcome (migration 20261129150000) notifies it; temporal/engine-places listens.
  */
-export async function announceFreedPlace(em: EntityManager): Promise<void> {
-  await notifyFreedPlace.run(em, { channel: FREED_PLACE_CHANNEL });
-}
+export const FREED_PLACE_CHANNEL = 'engine_place_freed';

@@ -1,10 +1,11 @@
 /**
- * An API process's ear for the workers' word that a webhook run recorded its items' outcomes, so its
- * place in the engine's budget (DISPATCH_ENGINE_RUNS) is free. With the budget full, a claim finds
- * nothing to start and its loop sleeps until a nudge or its next poll (DISPATCH_POLL_INTERVAL):
- * without this word a freed place waited up to that poll, which held the rate of starts to about a
- * budget a second. The word goes through PostgreSQL (LISTEN/NOTIFY), so it reaches every API process
- * whichever worker process ran the run: `npm start`, the roles apart and the cluster alike.
+ * An API process's ear for the database's word that a webhook run's items got their outcomes, so its
+ * place in the engine's budget (DISPATCH_ENGINE_RUNS) is free: a trigger on the item notifies it at
+ * the commit. With the budget full, a claim finds nothing to start and its loop sleeps until a nudge
+ * or its next poll (DISPATCH_POLL_INTERVAL): without this word a freed place waited up to that poll,
+ * which held the rate of starts to about a budget a second. The word comes from PostgreSQL
+ * (LISTEN/NOTIFY), so it reaches every API process whichever worker process ran the run: `npm start`,
+ * the roles apart and the cluster alike.
  *
  * The listener holds one connection of its own, outside the pool. When it is lost (PostgreSQL
  * restarted, the session killed) it connects again with a growing pause, and wakes the dispatcher
