@@ -50,6 +50,17 @@ export type DispatchRequest = FulfilLineDispatch | FulfilSaleDispatch | OrderAle
   | DeliverEventDispatch | LicenseIssuedDispatch | BuyerReminderDispatch | TransferCompletedDispatch;
 export type DispatchKind = DispatchRequest['kind'];
 
+/**
+ * Work nobody waits on: an integrator's events, a version's notices, a buyer reminder's start and its
+ * end. An organisation's rows of these kinds are claimed after its others (its sales above all), and
+ * their runs get a lower priority in the engine, so a burst of them never holds back a receipt.
+ */
+export const BULK_DISPATCH_KINDS = ['deliver-event', 'notify-buyers', 'buyer-reminder', 'transfer-completed'] as const satisfies readonly DispatchKind[];
+
+export function isBulkDispatch(kind: DispatchKind): boolean {
+  return (BULK_DISPATCH_KINDS as readonly DispatchKind[]).includes(kind);
+}
+
 /** One outbox row to write: the request, its workflow id, and its organisation when it has one. */
 export type NewDispatch = DispatchRequest & { workflowId: string; orgId: string | null };
 

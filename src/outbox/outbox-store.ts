@@ -6,10 +6,30 @@
  * /readyz, the dashboard and the front door's backlog cap.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DispatchKind } from '../domain/dispatch';
+import { BULK_DISPATCH_KINDS, type DispatchKind } from '../domain/dispatch';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
-import { sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql } from '../db/sql';
 import { markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
+
+/** The key under which rows of no organisation (a buyer's fresh links) are claimed together. */
+const NO_ORGANISATION = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * A row's organisation as the claim's index holds it: rows of none under the nil uuid, so that each
+ * group is found by an equality an index serves (`is not distinct from` walks every live row).
+ */
+const claimKey = (alias = '') => `coalesce(${alias}organisation_id, '${NO_ORGANISATION}'::uuid)`;
+
+/** A row's lane: 1 for bulk work (BULK_DISPATCH_KINDS), claimed after the organisation's other rows; 0 otherwise. */
+const claimLane = (alias = '') => `(case when ${alias}kind in (${BULK_DISPATCH_KINDS.map((k) => `'${k}'`).join(', ')}) then 1 else 0 end)`;
+
+/**
+ * The claim's index over live rows: organisation, lane, due time. Each organisation's next rows are
+ * the first entries under its key, and the organisations with rows are found by skipping from key to
+ * key, so a claim reads a few entries per organisation however deep the outbox (the migration
+ * 20261204150000 creates it; the entity declares it from here).
+ */
+export const CLAIM_INDEX = `create index "workflow_dispatch_claim_index" on "workflow_dispatch" ((${claimKey()}), ${claimLane()}, "due_at") where "dead_at" is null`;
 
 /** A row of the insert's JSON parameter (see dispatchInsert). */
 export interface DispatchRow {
@@ -63,31 +83,43 @@ export interface EngineRunLimits {
   fairnessWindowMs: number;
 }
 
+const KEY = trustedSql(claimKey('w.'));
+const LANE = trustedSql(claimLane('w.'));
+const NIL = trustedSql(`'${NO_ORGANISATION}'::uuid`);
+/** The due time of key `k`'s first due row in `lane`, read off the index; null when it has none. */
+const firstDue = (lane: 0 | 1) => sql`(select w.due_at from workflow_dispatch w
+         where ${KEY} = keys.k and ${LANE} = ${trustedSql(String(lane))} and w.dead_at is null and w.due_at <= now() order by w.due_at limit 1)`;
+
 const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
-  (p) => sql`with due as (select organisation_id, min(due_at) as oldest from workflow_dispatch
-                  where dead_at is null and due_at <= now() group by organisation_id),
-     busy as (select due.organisation_id, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs,
+  (p) => sql`with recursive keys as (
+       (select ${trustedSql(claimKey())} as k from workflow_dispatch where dead_at is null order by 1 limit 1)
+       union all
+       select (select ${KEY} from workflow_dispatch w where w.dead_at is null and ${KEY} > keys.k order by 1 limit 1) from keys where keys.k is not null),
+     due as (select nullif(k, ${NIL}) as organisation_id, k, oldest
+             from (select k, least(${firstDue(0)}, ${firstDue(1)}) as oldest from keys where k is not null) firsts where oldest is not null),
+     busy as (select due.organisation_id, due.k, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs,
                      ${runsStartedSince(p, sql`due.organisation_id`, sql`due.oldest`)} as starts from due),
      -- Null when nothing is due (the outer limit then reads no share at all).
      share as (select ceil(${p.limit}::numeric / nullif(count(*), 0))::int as rows from due),
      -- Rows of no organisation (a buyer's fresh links) take no place of the engine's budget.
-     unowned as (select coalesce(least(count(*), (select rows from share)), 0) as rows from workflow_dispatch
-                  where organisation_id is null and dead_at is null and due_at <= now())
+     unowned as (select coalesce(least(count(*), (select rows from share)), 0) as rows from workflow_dispatch w
+                  where ${KEY} = ${NIL} and w.dead_at is null and w.due_at <= now())
      select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
-     from (select organisation_id, runs from busy where runs < ${p.runsPerOrganisation}
+     from (select k, runs from busy where runs < ${p.runsPerOrganisation}
            order by organisation_id is not null, starts, runs, oldest) o
      cross join lateral (
        select w.* from workflow_dispatch w
-       where w.organisation_id is not distinct from o.organisation_id and w.dead_at is null and w.due_at <= now()
-       order by w.due_at limit least(${p.runsPerOrganisation} - o.runs, (select rows from share)) for update skip locked) d
+       where ${KEY} = o.k and w.dead_at is null and w.due_at <= now()
+       order by ${LANE}, w.due_at limit least(${p.runsPerOrganisation} - o.runs, (select rows from share)) for update skip locked) d
      limit least(${p.limit}, (select rows from unowned) + greatest(0, ${p.engineRuns} - ${runsInEngine(p, 'everyone')}))`,
 );
 
 /**
  * Locks up to `limit` due rows for the caller's transaction, at most an equal share of them per
- * organisation with due rows (rows of no organisation count as one more). The engine's places for
- * webhook fulfilment are a budget: `engineRuns` runs of all organisations together, at most
+ * organisation with due rows (rows of no organisation count as one more), each organisation's bulk
+ * rows after its others (an integrator's events or a version's notices wait while its sales do).
+ * The engine's places for webhook fulfilment are a budget: `engineRuns` runs of all organisations together, at most
  * `runsPerOrganisation` of one. A place that frees goes first to the organisation that started the
  * fewest runs while its oldest due row waited (counted at most `fairnessWindowMs` back), then to the
  * one with the fewest runs in the engine, then to the one waiting longest. A tenant whose sales start
@@ -169,11 +201,13 @@ export async function backlogCounts(em: EntityManager, orgId: string | null): Pr
 }
 
 /**
- * How many live outbox rows organisation `o` of an enclosing read has, counting no further than `cap`
- * (so reading no more index entries than that), or null for the organisations in `skip` (their count
- * is known): the front door's backlog cap, in its candidate read.
+ * How many live outbox rows organisation `o` of an enclosing read has outside the bulk lane, counting
+ * no further than `cap` (so reading no more index entries than that), or null for the organisations
+ * in `skip` (their count is known): the front door's backlog cap, in its candidate read. Bulk rows
+ * (its integrators' events waiting behind its sales) are not the front door's to refuse for.
  */
 export function backlogWaitingOf(p: Parameters<{ cap: number; skip: string[] }>): Sql {
   return sql`case when o.id = any(${p.skip}::uuid[]) then null else (select count(*)::int from
-    (select 1 from workflow_dispatch wd where wd.organisation_id = o.id and wd.dead_at is null limit ${p.cap}) w) end`;
+    (select 1 from workflow_dispatch wd where ${trustedSql(claimKey('wd.'))} = o.id and ${trustedSql(claimLane('wd.'))} = 0
+       and wd.dead_at is null limit ${p.cap}) w) end`;
 }

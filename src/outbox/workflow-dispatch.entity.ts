@@ -1,5 +1,6 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
 import type { DispatchKind } from '../domain/dispatch';
+import { CLAIM_INDEX } from './outbox-store';
 
 /**
  * The transactional outbox (decisions §4, amended): one row per workflow start or signal that a
@@ -7,8 +8,8 @@ import type { DispatchKind } from '../domain/dispatch';
  * any API process's dispatcher (`for update skip locked`), deleted once Temporal has taken it.
  */
 @Entity({ tableName: 'workflow_dispatch' })
-// Claims read live rows per organisation, oldest first (a partial index: dead letters stay out).
-@Index({ name: 'workflow_dispatch_live_index', expression: 'create index "workflow_dispatch_live_index" on "workflow_dispatch" ("organisation_id", "due_at") where "dead_at" is null' })
+// Claims read live rows per organisation, its bulk lane last, oldest first (partial: dead letters stay out).
+@Index({ name: 'workflow_dispatch_claim_index', expression: CLAIM_INDEX })
 export class WorkflowDispatch {
   @PrimaryKey({ type: 'uuid' })
   id!: string;

@@ -6,7 +6,7 @@ import type { KeyRing } from '../security/key-ring';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
-import type { DispatchKind, NewDispatch } from '../domain/dispatch';
+import { isBulkDispatch, type DispatchKind, type NewDispatch } from '../domain/dispatch';
 import { attachDeliveryItem, licenseKeyIssued, redeliverOutboundEvent, transferCompleted } from '../../workflows/messages';
 import type {
   buyerReminder, deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification,
@@ -72,22 +72,13 @@ const ONE_RUN_EVER = { workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReuse
 
 /**
  * Task Queue Priority (1 first, 5 last; the engine's default is 3): what a person waits for on a page
- * (a buyer's fresh link, a staff re-send) goes before sales, and sales before bulk version notices.
+ * (a buyer's fresh link) goes before sales, and sales before bulk work (an integrator's event, version
+ * notices, a reminder's timer and its end: nobody waits on these).
  */
-const PRIORITY_KEY: Record<DispatchKind, number> = {
-  'fresh-links': 2,
-  'fulfil-line': 3,
-  'fulfil-sale': 3,
-  'order-alert': 3,
-  revoke: 3,
-  'license-issued': 3,
-  'notify-buyers': 4,
-  // A timer's start and its cancellation: nobody waits on either.
-  'buyer-reminder': 4,
-  'transfer-completed': 4,
-  // An integrator's event waits behind buyers' sales, never in front of them.
-  'deliver-event': 4,
-};
+function priorityKey(kind: DispatchKind): number {
+  if (kind === 'fresh-links') return 2;
+  return isBulkDispatch(kind) ? 4 : 3;
+}
 
 /**
  * A run's priority and fairness key: the organisation, so that within a priority the engine hands
@@ -96,7 +87,7 @@ const PRIORITY_KEY: Record<DispatchKind, number> = {
  * (a /my request) share one key.
  */
 export function runPriority(kind: DispatchKind, orgId: string | null): Priority {
-  return { priorityKey: PRIORITY_KEY[kind], fairnessKey: orgId ?? 'no-organisation' };
+  return { priorityKey: priorityKey(kind), fairnessKey: orgId ?? 'no-organisation' };
 }
 
 /** The settings the client applies to every run it starts (TEMPORAL_TASK_QUEUE, EMAIL_RETRY_WINDOW, OUTBOUND_RETRY_SCHEDULE). */

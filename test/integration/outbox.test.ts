@@ -9,8 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config';
 import { createOrm, type Orm } from '../../src/db/orm';
 import { Purchase, WebhookDelivery } from '../../src/db/entities';
-import type { DispatchRequest, NewDispatch } from '../../src/domain/dispatch';
+import { BULK_DISPATCH_KINDS, type DispatchRequest, type NewDispatch } from '../../src/domain/dispatch';
 import { buildApiApp } from '../../src/roles';
+import { claimDueDispatches } from '../../src/services/workflow-outbox';
 import type { WorkflowStarter } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
@@ -345,3 +346,35 @@ test('an organisation with DISPATCH_ORGANISATION_BACKLOG rows waiting is answere
   expect(await h.orm.em.fork().count(WebhookDelivery, { externalOrderId: { $like: 'cap-%' } })).toBe(3);
 });
 
+
+test('an organisation\'s bulk rows (its integrators\' events, notices, reminders) are claimed after its sales, however old, and do not count toward its backlog cap', async () => {
+  const lanes = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  // Bulk rows an hour old (payloads a claim does not read): more of them than the cap below.
+  await h.orm.em.fork().execute(`insert into workflow_dispatch (id, organisation_id, kind, workflow_id, payload, created_at, due_at, attempts)
+    select gen_random_uuid(), ?, k, 'bulk-' || k, '{}'::jsonb, now(), now() - interval '1 hour', 0 from jsonb_array_elements_text(?::jsonb) k`, [lanes.orgId, JSON.stringify(BULK_DISPATCH_KINDS)]);
+  const app = await buildApiApp({
+    config: { ...withDispatch(h.config, { loops: 0 }), organisationBacklog: 2 },
+    orm: h.orm, starter: h.starter, storage: h.storage, clock: () => new Date(),
+  });
+  try {
+    const request = signedRequest('cart-e', lanes.orgId, withEmail('cart-e', orderBody('cart-e', lanes.orgId, 'lane-sale'), 'lanes@example.com'));
+    expect((await app.inject({ method: 'POST', url: request.path, headers: request.headers, payload: request.body })).statusCode).toBe(200);
+  } finally {
+    await app.close();
+  }
+  const claimKinds = (runsPerOrganisation: number) => h.orm.em.fork().transactional(async (tx) => {
+    const claimed = await claimDueDispatches(tx, 100, { runsPerOrganisation, engineRuns: 100, fairnessWindowMs: 30_000 });
+    tx.clear();
+    return claimed.filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
+  });
+  expect(await claimKinds(1)).toEqual(['fulfil-line']);
+  expect(await claimKinds(10)).toEqual(['fulfil-line', ...BULK_DISPATCH_KINDS]);
+
+  await h.orm.em.fork().execute(`delete from workflow_dispatch where workflow_id like 'bulk-%'`);
+  const dispatching = await apiProcess();
+  try {
+    await emptyOutbox();
+  } finally {
+    await dispatching.close();
+  }
+});
