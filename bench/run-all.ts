@@ -7,6 +7,7 @@ const BENCHMARKS = [
   'api/products-bench.js',
   'api/purchases-list-bench.js',
   'licenses/validate.js',
+  'outbox/claim-bench.js',
   'webhooks/engine-settings-bench.js',
   'webhooks/ack-bench.js',
   'webhooks/end-to-end-bench.js',
