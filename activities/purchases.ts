@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { FulfilmentInput, RecordedPurchase } from '../src/domain/fulfilment';
-import { markReceiptFailed, recordPurchase } from '../src/purchases/record-store';
+import { markReceiptFailed, recordPurchase } from '../src/purchases/purchase-store';
 import type { ActivityDeps } from './deps';
 
 export function purchaseActivities({ orm }: ActivityDeps) {
   return {
     /**
-     * The purchase and its customer (src/purchases/record-store): one statement, so it runs
+     * The purchase and its customer (src/purchases/purchase-store): one statement, so it runs
      * as a local activity on the fulfilment's first workflow task. A refused sale is final; a
      * row another transaction is writing right now is retried.
      */

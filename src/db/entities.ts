@@ -15,7 +15,7 @@ import { OutboundEvent } from '../events/outbound-event.entity';
 import { ProductSku } from '../catalogue/product-sku.entity';
 import { ProductVersion } from '../catalogue/product-version.entity';
 import { Product } from '../catalogue/product.entity';
-import { Purchase } from '../purchases/purchase.entity';
+import { Purchase } from '../purchases/purchase-store';
 import { RateLimitCounter } from '../accounts/rate-limit-counter.entity';
 import { RevocationNotice } from '../purchases/revocation-notice.entity';
 import { SentEmail } from '../deliveries/sent-email.entity';

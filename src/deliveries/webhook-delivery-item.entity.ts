@@ -3,7 +3,7 @@ import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel
 import type { HeldLine } from '../domain/held-line';
 import type { ItemOutcome } from '../domain/statuses';
 import { Product } from '../catalogue/product.entity';
-import { Purchase } from '../purchases/purchase.entity';
+import type { Purchase } from '../purchases/purchase-store';
 import { WebhookDelivery } from './webhook-delivery.entity';
 
 /** One order line of a delivery and what became of it. */
@@ -44,7 +44,7 @@ export class WebhookDeliveryItem {
   @Property({ type: 'text', nullable: true })
   reason: string | null = null;
 
-  @ManyToOne(() => Purchase, { nullable: true, deleteRule: 'set null' })
+  @ManyToOne('Purchase', { nullable: true, deleteRule: 'set null' })
   purchase: Purchase | null = null;
 
   @Property({ type: 'text', nullable: true })

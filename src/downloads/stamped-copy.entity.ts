@@ -1,5 +1,5 @@
 import { BigIntType, Entity, ManyToOne, Property } from '@mikro-orm/core';
-import { Purchase } from '../purchases/purchase.entity';
+import type { Purchase } from '../purchases/purchase-store';
 import { VersionFile } from '../catalogue/version-file.entity';
 
 /**
@@ -9,7 +9,7 @@ import { VersionFile } from '../catalogue/version-file.entity';
  */
 @Entity({ tableName: 'stamped_copy' })
 export class StampedCopy {
-  @ManyToOne(() => Purchase, { primary: true, deleteRule: 'cascade' })
+  @ManyToOne('Purchase', { primary: true, deleteRule: 'cascade' })
   purchase!: Purchase;
 
   @ManyToOne(() => VersionFile, { primary: true, deleteRule: 'cascade', index: true })

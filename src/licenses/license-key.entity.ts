@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { Organisation } from '../accounts/organisation.entity';
 import { Product } from '../catalogue/product.entity';
-import { Purchase } from '../purchases/purchase.entity';
+import type { Purchase } from '../purchases/purchase-store';
 
 /**
  * A license key (decisions §14): generated with its purchase, or uploaded to a product's pool and
@@ -27,7 +27,7 @@ export class LicenseKey {
   key!: string;
 
   /** Null while the key waits in its product's pool. */
-  @ManyToOne(() => Purchase, { nullable: true, deleteRule: 'cascade', unique: true })
+  @ManyToOne('Purchase', { nullable: true, deleteRule: 'cascade', unique: true })
   purchase: Purchase | null = null;
 
   @Property({ type: 'timestamptz', nullable: true })

@@ -23,7 +23,7 @@ export interface IssueParams {
 }
 
 /**
- * CTEs for the statement that records a purchase (src/purchases/record-store), after its
+ * CTEs for the statement that records a purchase (src/purchases/purchase-store), after its
  * `product_row` (with `license_source`) and `new_purchase`: a generated key for a new purchase of a
  * generated-key product, or the pool's oldest free key for one of a pool product. Each returns the
  * key it issued; neither runs for a purchase that already existed.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BigIntType, Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { DownloadToken } from './download-token.entity';
 import { Organisation } from '../accounts/organisation.entity';
-import { Purchase } from './purchase.entity';
+import type { Purchase } from './purchase-store';
 import { VersionFile } from '../catalogue/version-file.entity';
 
 export const ACTIVITY_KINDS = ['file_download', 'download_session', 'page_open', 'revoke', 'restore', 'rearm', 'download_limit'] as const;
@@ -30,7 +30,7 @@ export class ActivityLogEntry {
   @Property({ type: 'text' })
   kind!: ActivityKind;
 
-  @ManyToOne(() => Purchase, { deleteRule: 'cascade' })
+  @ManyToOne('Purchase', { deleteRule: 'cascade' })
   purchase!: Purchase;
 
   @ManyToOne(() => DownloadToken, { nullable: true, deleteRule: 'set null' })

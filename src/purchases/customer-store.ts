@@ -1,6 +1,6 @@
 /**
  * Customers as stored: the API's look-up, the dashboard's list and search, and the customer's
- * update-notice subscription (decisions §12). Owns the table `customer` (record-store.ts creates
+ * update-notice subscription (decisions §12). Owns the table `customer` (purchase-store.ts creates
  * customers with their purchase; a notice's one statement also moves the purchase to the version).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import type { LinkOrigin } from '../domain/evidence';
-import { Purchase } from './purchase.entity';
+import type { Purchase } from './purchase-store';
 
 /** A download link's token, stored only as its SHA-256. */
 @Entity({ tableName: 'download_token' })
@@ -11,7 +11,7 @@ export class DownloadToken {
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
 
-  @ManyToOne(() => Purchase, { deleteRule: 'cascade', index: true })
+  @ManyToOne('Purchase', { deleteRule: 'cascade', index: true })
   purchase!: Purchase;
 
   @Property({ type: 'text', unique: true })

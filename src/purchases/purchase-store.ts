@@ -1,25 +1,128 @@
 /**
- * Purchases as stored and read: the API's list (JSON), the dashboard's list and search, the
- * purchase page, the evidence record's purchase, the receipt, the fresh links' purchases, the
- * webhook log's links to recorded order lines, and the small look-ups and changes of the purchase
- * routes. One column list, one row type for every list. Owns the table `purchase` (joined with
- * its `customer`); the purchases slice's other stores: record-store.ts (recording a purchase),
+ * The table `purchase`, whole: its declaration (the entity the migrations must build, checked by
+ * the schema test), the statement that records a purchase, and every read and change of it: the
+ * API's list (JSON), the dashboard's list and search, the purchase page, the evidence record's
+ * purchase, the receipt, the fresh links' purchases, the webhook log's links to recorded order
+ * lines, and the small look-ups and changes of the purchase routes. One column list, one row type
+ * for every list. A column is therefore added here, in a migration and where it is shown (and, for
+ * one a sale supplies, in `SaleTerms` and the sale form). The purchases slice's other stores:
  * revocation-store.ts (revoke and restore, `revocation_notice`), customer-store.ts (`customer`),
  * link-store.ts (`download_token`, `activity_log_entry`).
  */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters } from '../db/sql';
+import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { Organisation } from '../accounts/organisation.entity';
+import { ProductVersion } from '../catalogue/product-version.entity';
+import { Product } from '../catalogue/product.entity';
 import { NotFoundError } from '../domain/errors';
+import type { FulfilmentRequest, RecordedPurchase } from '../domain/fulfilment';
+import { generatedKeyOf } from '../domain/license-keys';
 import { normaliseAmount } from '../domain/money';
 import { PURCHASE_SOURCES, type PurchaseSource } from '../domain/platforms';
 import { normaliseEmail } from '../domain/email';
 import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
-import { KEY_OF_PURCHASE } from '../licenses/license-store';
+import { issueKeyWithPurchase, KEY_OF_PURCHASE, waitsForKey } from '../licenses/license-store';
 import { dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
+import { Customer } from './customer.entity';
 import { COUNTED_TRANSFERS, EVER_TRANSFERRED, logStaffAction, type StaffActor } from './link-store';
+import { firstNotice } from './revocation-store';
+
+/**
+ * The lasting de-duplication guarantee (decisions §5): one purchase per organisation, source,
+ * external order id and product, whatever Temporal still remembers.
+ */
+@Entity({ tableName: 'purchase' })
+@Unique({ properties: ['organisation', 'source', 'externalOrderId', 'product'] })
+@Index({ properties: ['organisation', 'createdAt'] })
+@Index({ properties: ['organisation', 'source', 'paymentReference'] })
+export class Purchase {
+  [OptionalProps]?: 'createdAt' | 'test' | 'receiptStatus' | 'receiptSentAt' | 'externalOrderId' | 'version' | 'paymentReference'
+    | 'revokedAt' | 'revokeReason' | 'restoredAt' | 'downloadLimit' | 'downloadsCountedFrom'
+    | 'licenseWanted' | 'reminderDueAt';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Organisation, { deleteRule: 'cascade' })
+  organisation!: Organisation;
+
+  @ManyToOne(() => Product, { deleteRule: 'cascade' })
+  product!: Product;
+
+  /** The version that was active when the sale was recorded: what the customer downloads. */
+  @ManyToOne(() => ProductVersion, { nullable: true, deleteRule: 'set null' })
+  version: ProductVersion | null = null;
+
+  @ManyToOne(() => Customer, { deleteRule: 'cascade', index: true })
+  customer!: Customer;
+
+  /** Decimal string in whole currency units with the currency's minor digits. */
+  @Property({ type: 'decimal', precision: 20, scale: 4 })
+  amount!: string;
+
+  @Property({ type: 'text' })
+  currency!: string;
+
+  @Property({ type: 'text' })
+  paymentMethod!: string;
+
+  @Property({ type: 'text' })
+  source!: PurchaseSource;
+
+  @Property({ type: 'text', nullable: true })
+  externalOrderId: string | null = null;
+
+  @Property({ type: 'boolean' })
+  test: boolean = false;
+
+  @Property({ type: 'text' })
+  receiptStatus: ReceiptStatus = 'pending';
+
+  @Property({ type: 'timestamptz', nullable: true })
+  receiptSentAt: Date | null = null;
+
+  /** payments-c: the payment (`payment_intent`) its refund and dispute events name. */
+  @Property({ type: 'text', nullable: true })
+  paymentReference: string | null = null;
+
+  /** Set when access was withdrawn (decisions §9); links and file URLs then answer 410. */
+  @Property({ type: 'timestamptz', nullable: true })
+  revokedAt: Date | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  revokeReason: RevokeReason | null = null;
+
+  /** The last time staff restored access: refund and dispute events from before it are ignored. */
+  @Property({ type: 'timestamptz', nullable: true })
+  restoredAt: Date | null = null;
+
+  /** Completed file transfers allowed (decisions §10); null = the product's limit. */
+  @Property({ type: 'integer', nullable: true })
+  downloadLimit: number | null = null;
+
+  /** Re-arm resets the count: only transfers completed after this time count toward the limit. */
+  @Property({ type: 'timestamptz', nullable: true })
+  downloadsCountedFrom: Date | null = null;
+
+  /** Its product issued license keys when it was recorded (decisions §14): it has a key, or waits for one. */
+  @Property({ type: 'boolean' })
+  licenseWanted: boolean = false;
+
+  /**
+   * When the buyer is reminded if no file transfer completed by then (decisions §16): set when the
+   * receipt is first accepted, from the organisation's setting of that moment; null: no reminder.
+   */
+  @Property({ type: 'timestamptz', nullable: true })
+  reminderDueAt: Date | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+}
 
 /** One purchase as GET /api/purchases lists it (decisions §3). */
 export const PurchaseJsonSchema = z.object({
@@ -537,3 +640,200 @@ export function unrevokedPurchase(em: EntityManager, purchaseId: string): Promis
  */
 export const organisationsPaidWith = (p: Parameters<{ source: string; paymentReference: string }>) =>
   sql`(select distinct organisation_id from purchase where source = ${p.source} and payment_reference = ${p.paymentReference} limit 10)`;
+
+// Recording a purchase: the one statement that finds or creates the customer and creates the
+// purchase (the fulfilment workflow's first step; for a sale recorded by its request, with its
+// link and its run's start), and the mark of a failed receipt.
+
+export interface RecordPurchaseRow {
+  product_found: boolean;
+  customer_id: string | null;
+  purchase_id: string | null;
+  receipt_status: RecordedPurchase['receiptStatus'] | null;
+  purchase_customer_id: string | null;
+  already_reported: boolean;
+  revoked: boolean;
+  /** Its product's pool had no free key: the receipt waits for one (decisions §14). */
+  license_waiting: boolean;
+  /** Its product hands out keys from a pool. */
+  license_pool: boolean;
+}
+
+interface RecordParams {
+  orgId: string;
+  productId: string;
+  purchaseKey: string;
+  source: string;
+  /** The order's id, null when it has none. */
+  externalOrderId: string | null;
+  paymentReference: string | null;
+  /** The same, '' for none: what a notice is matched with. */
+  orderRef: string;
+  paymentRef: string;
+  amount: string;
+  currency: string;
+  paymentMethod: string;
+  test: boolean;
+  receiptStatus: string;
+  deliveryItemId: string | null;
+  /** A key for a generated-key product's new purchase (unused otherwise). */
+  generatedKey: string;
+}
+
+const RECORD_ROW_KEYS = {
+  product_found: true, customer_id: true, purchase_id: true, receipt_status: true, purchase_customer_id: true,
+  already_reported: true, revoked: true, license_waiting: true, license_pool: true,
+} as const;
+
+/**
+ * The statement around `customer_row` (the customer's id, or no row): the product, the notice a
+ * refund that came first left, the purchase made or found, and what the caller reads.
+ */
+function recordWith<CustomerParams, Extra = NoRows>(
+  customerRow: (p: Parameters<RecordParams & CustomerParams>) => Sql,
+  writesWith: (p: Parameters<RecordParams & Extra>) => Sql = () => sql``,
+) {
+  return (p: Parameters<RecordParams & CustomerParams & Extra>) => sql`with product_row as (select id, active_version_id, license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}),
+     ${customerRow(p)},
+     notice as (${firstNotice({ orgId: p.orgId, source: p.source, orderRef: p.orderRef, paymentRef: p.paymentRef, productId: p.productId })}),
+     new_purchase as (
+       insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
+         payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, license_wanted, created_at)
+       select ${p.purchaseKey}::uuid, ${p.orgId}::uuid, p.id, p.active_version_id, c.id, ${p.amount}::numeric, ${p.currency}::text,
+         ${p.paymentMethod}::text, ${p.source}::text, ${p.externalOrderId}::text, ${p.paymentReference}::text, ${p.test}::boolean,
+         case when n.reason is null then ${p.receiptStatus}::text else 'skipped' end,
+         case when n.reason is null then null else now() end, n.reason, p.license_source is not null, now()
+       from product_row p cross join customer_row c left join notice n on true
+       on conflict do nothing returning id, receipt_status, customer_id, revoked_at, license_wanted),
+     ${issueKeyWithPurchase({ orgId: p.orgId, productId: p.productId, generatedKey: p.generatedKey })},
+     purchase_row as (
+       select id, receipt_status, customer_id, revoked_at, license_wanted from new_purchase
+       union all
+       select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
+       where organisation_id = ${p.orgId} and source = ${p.source} and external_order_id = ${p.externalOrderId} and product_id = ${p.productId}
+         and not exists (select 1 from new_purchase)
+       union all
+       select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
+       where id = ${p.purchaseKey} and external_order_id is null and not exists (select 1 from new_purchase))
+     ${writesWith(p)}
+     select exists (select 1 from product_row) as product_found,
+       (select id from customer_row limit 1) as customer_id,
+       r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
+       coalesce(${waitsForKey}, false) as license_waiting,
+       exists (select 1 from product_row where license_source = 'pool') as license_pool,
+       exists (select 1 from webhook_delivery_item where id = ${p.deliveryItemId}::uuid and outcome is not null) as already_reported
+     from (select 1) as one left join purchase_row r on true`;
+}
+
+/** An existing customer of the organisation. */
+const customerById = (p: Parameters<{ customerId: string; orgId: string }>) =>
+  sql`customer_row as (select id from customer where id = ${p.customerId} and organisation_id = ${p.orgId})`;
+
+/** The customer found or created by email (created only when the product exists, so a refused sale leaves nothing behind). */
+const customerByEmail = (p: Parameters<{ email: string; name: string; orgId: string }>) => sql`new_customer as (
+      insert into customer (id, organisation_id, email, name, created_at)
+      select gen_random_uuid(), ${p.orgId}::uuid, ${p.email}::text, ${p.name}::text, now() where exists (select 1 from product_row)
+      on conflict (organisation_id, email) do nothing returning id),
+    customer_row as (
+      select id from new_customer union all select id from customer where organisation_id = ${p.orgId} and email = ${p.email} limit 1)`;
+
+/**
+ * One record shape's two statements: for a customer named by id, and for one found or created by
+ * email; `writes` adds data-modifying CTEs that commit with the purchase.
+ */
+function recordStatements<Extra extends object>(writes?: (p: Parameters<RecordParams & Extra>) => Sql) {
+  return {
+    byId: statement<RecordPurchaseRow, RecordParams & Extra & { customerId: string }>(RECORD_ROW_KEYS, recordWith(customerById, writes)),
+    byEmail: statement<RecordPurchaseRow, RecordParams & Extra & { email: string; name: string }>(RECORD_ROW_KEYS, recordWith(customerByEmail, writes)),
+  };
+}
+
+const PURCHASE_ONLY = recordStatements<NoRows>();
+
+/** What a sale recorded by its request writes beside its purchase (POST /api/purchases). */
+interface SaleWrites {
+  tokenHash: string;
+  expiresAt: Date;
+  now: Date;
+  /** Its run's outbox row (a DispatchRow as JSON). */
+  dispatchRow: string;
+}
+
+/**
+ * The link the answer shows and the start of the sale's run, written only with a purchase this
+ * statement created: a sale whose order is already recorded leaves neither.
+ */
+const saleWrites = (p: Parameters<RecordParams & SaleWrites>) => sql`,
+     sale_link as (
+       insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
+       select gen_random_uuid(), id, ${p.tokenHash}::text, ${p.expiresAt}::timestamptz, ${p.now}::timestamptz, 'receipt'
+       from new_purchase where id = ${p.purchaseKey}::uuid),
+     sale_start as (${dispatchInsert(sql`(select case when exists (select 1 from new_purchase) then ${p.dispatchRow}::jsonb else '[]'::jsonb end)`)})`;
+
+const SALE = recordStatements<SaleWrites>(saleWrites);
+
+/**
+ * The statement's parameters from the sale. Every field of the sale is taken here by name (the
+ * customer goes to `customer_row`), so a field added to the sale and not stored fails to compile
+ * instead of being dropped silently.
+ */
+function recordParams(input: FulfilmentRequest & { purchaseKey: string }): RecordParams {
+  const {
+    orgId, productId, purchaseKey, source, externalOrderId, paymentReference, amount, currency, paymentMethod, test,
+    sendReceipt, deliveryItemId, customer: _customer, ...notStored
+  } = input;
+  const _nothingForgotten: Record<string, never> = notStored;
+  return {
+    orgId, productId, purchaseKey, source, externalOrderId, paymentReference: paymentReference ?? null,
+    orderRef: externalOrderId ?? '', paymentRef: paymentReference ?? '', amount, currency, paymentMethod, test,
+    receiptStatus: sendReceipt ? 'pending' : 'skipped', deliveryItemId: deliveryItemId ?? null,
+    generatedKey: generatedKeyOf(randomBytes(13)),
+  };
+}
+
+/**
+ * Finds or creates the customer and creates the purchase, idempotently (a refund that came first,
+ * its notice, makes it revoked from the start, with no receipt): the purchase's id is
+ * `purchaseKey`, and its business key (organisation, source, order id, product) is unique, so a
+ * retry or a duplicate run finds the row instead of making another (by its id when the order has
+ * no id of its own: a sale recorded by its request). One statement (one round
+ * trip, one commit). Returns the row as read; the caller decides what a missing part means.
+ */
+export function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
+  return runRecord(em, PURCHASE_ONLY, input, {});
+}
+
+/**
+ * `recordPurchase` for a sale recorded by its request, with the link its answer shows and its
+ * run's outbox row in the same statement: one round trip and one commit for the whole sale.
+ */
+export function recordSalePurchase(
+  em: EntityManager,
+  input: FulfilmentRequest & { purchaseKey: string },
+  link: { tokenHash: string; expiresAt: Date; now: Date },
+  dispatch: DispatchRow,
+): Promise<RecordPurchaseRow> {
+  return runRecord(em, SALE, input, { ...link, dispatchRow: JSON.stringify([dispatch]) });
+}
+
+async function runRecord<Extra extends object>(
+  em: EntityManager, statements: ReturnType<typeof recordStatements<Extra>>, input: FulfilmentRequest & { purchaseKey: string }, extra: Extra,
+): Promise<RecordPurchaseRow> {
+  const params = { ...recordParams(input), ...extra };
+  // Every part of one statement sees the same snapshot: a row another transaction commits
+  // meanwhile (the same customer bought twice at once) is invisible here, and the statement
+  // finds no customer or purchase; the retry sees it.
+  const row = 'id' in input.customer
+    ? await statements.byId.first(em, { ...params, customerId: input.customer.id })
+    : await statements.byEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
+  return row!;
+}
+
+const receiptFailedUpdate = statement<NoRows, { purchaseId: string }>(
+  {}, (p) => sql`update purchase set receipt_status = 'failed' where id = ${p.purchaseId} and receipt_status <> 'sent'`,
+);
+
+/** The receipt failed: a later delivery of the order re-sends it (decisions §5). Never undoes `sent`. */
+export async function markReceiptFailed(em: EntityManager, purchaseId: string): Promise<void> {
+  await receiptFailedUpdate.run(em, { purchaseId });
+}

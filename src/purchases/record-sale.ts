@@ -14,7 +14,7 @@ import { fulfilSaleWorkflowId, saleOrderKey } from '../domain/ids';
 import { mintDownloadToken } from '../security/secrets';
 import type { IssuedLink } from '../services/download-links';
 import { dispatchRows } from '../services/workflow-outbox';
-import { recordSalePurchase, type RecordPurchaseRow } from './record-store';
+import { recordSalePurchase, type RecordPurchaseRow } from './purchase-store';
 
 export interface RecordedSale {
   purchaseId: string;

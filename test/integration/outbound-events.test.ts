@@ -9,7 +9,7 @@ import { checkEndpointUrl } from '../../src/events/addresses';
 import { withEndpointSlot } from '../../src/events/endpoint-lease-store';
 import { sendWebhook } from '../../src/events/sender';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../src/domain/outbound-events';
-import { markReceiptFailed } from '../../src/purchases/record-store';
+import { markReceiptFailed } from '../../src/purchases/purchase-store';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { listedEvents } from '../helpers/events';
 import { seedPurchase } from '../helpers/download-links';
