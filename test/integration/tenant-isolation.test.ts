@@ -2,7 +2,8 @@
  * Security review H1 (issue 23): one organisation's flood must delay only itself. Organisation A
  * sends 2,000 orders whose ids are as long as the intake accepts (200 characters: a workflow id of
  * about 300 bytes, past the engine's `limit.maxIDLength` of 255 that the test server sets as
- * compose does); organisation B's sale, sent right after, gets its receipt within 5 s.
+ * compose does); organisation B's sale, sent right after, gets its receipt while most of A's flood
+ * still waits (measured in A's own progress, not in seconds, so a busy machine slows both alike).
  * DISPATCH_ORGANISATION_RUNS is set for the test machine (two cores shared with other test runs):
  * what A has in the engine at once is what B's run finds ahead of it there.
  */
@@ -39,17 +40,20 @@ function ordersBatch(prefix: string, count: number, idLength = 0): Buffer {
   return Buffer.from(JSON.stringify({ events }));
 }
 
-test('a tenant flooding 2,000 over-long orders does not hold back another tenant\'s receipt (under 5 s)', async () => {
+test('a tenant flooding 2,000 over-long orders does not hold back another tenant\'s receipt (it comes before a quarter of the flood is fulfilled)', async () => {
   const flood = await send(h.app, 'reseller-d', flooding.orgId, ordersBatch('flood', FLOOD, 200));
   expect(flood.status).toBe(200);
   expect(flood.body.deliveryIds).toHaveLength(FLOOD);
 
   const email = 'quiet-buyer@example.com';
-  const sentAt = Date.now();
   const sale = await send(h.app, 'cart-e', quiet.orgId, withEmail('cart-e', orderBody('cart-e', quiet.orgId, 'quiet-1'), email));
   expect(sale.status).toBe(200);
-  await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
-  expect(Date.now() - sentAt).toBeLessThan(5_000);
+  // Long enough that an unfair claim fails on the count below, not on this wait.
+  await h.mailbox.waitFor((m) => m.to.includes(email), 120_000);
+  // Served oldest first, B's sale waits behind the whole flood (tried: 1,986 of A's 2,000 orders
+  // were fulfilled first); fairly, behind a share of the engine's places: none of A's, when tried.
+  const floodFulfilled = await h.orm.em.fork().count(WebhookDelivery, { organisation: flooding.orgId, status: 'Success' });
+  expect(floodFulfilled).toBeLessThan(FLOOD / 4);
 
   // The flooding tenant's own orders are not stranded either: they are fulfilled, at its own pace.
   await eventually(async () => {
@@ -57,7 +61,7 @@ test('a tenant flooding 2,000 over-long orders does not hold back another tenant
     return done >= 20 ? true : undefined;
   }, 120_000, 'the flooding tenant\'s first entries to be fulfilled');
   expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: flooding.orgId, status: 'Error' })).toBe(0);
-}, 180_000);
+}, 300_000);
 
 test('sales waiting for license keys take none of the organisation\'s runs: more of them than DISPATCH_ORGANISATION_RUNS wait, and its other products still sell', async () => {
   const org = await seedWebhookOrg(h, { platforms: ['reseller-d'] });
