@@ -18,7 +18,7 @@ import { silentLogger } from '../../src/dev/logger';
 import { temporalDatabasesOf } from '../../src/dev/temporal-cluster';
 import { issueDownloadLink } from '../../src/services/download-links';
 import { S3Storage, s3ClientOf } from '../../src/storage/s3-storage';
-import { createTestDatabase, TEST_DATABASE_POOL_MAX } from '../helpers/database';
+import { createTestDatabase, TEST_DATABASE_POOL_MAX, TEST_POOL } from '../helpers/database';
 import { tokenOfLink } from '../helpers/download-links';
 import { createTestBucket, s3StorageEnv, testS3Settings } from '../helpers/s3';
 import { testPasswords } from '../helpers/seed';
@@ -64,7 +64,7 @@ beforeAll(async () => {
   cluster.stdout?.on('data', (c: Buffer) => { output += c.toString(); });
   cluster.stderr?.on('data', (c: Buffer) => { output += c.toString(); });
   await eventually(async () => (/Cluster ready/.test(output) ? true : undefined), 150_000, `the cluster to start:\n${output}`);
-  orm = await createOrm(database.url);
+  orm = await createOrm(database.url, { pool: TEST_POOL });
 }, 240_000);
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../src/config';
-import { createOrm, migrate, SERVICE_POOL, type Orm } from '../../src/db/orm';
+import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { loadKeyRing, type KeyRing } from '../../src/security/key-ring';
 import { PasswordHasher } from '../../src/security/password-hashing';
 import { startDevMailbox, type DevMailbox, type DevMailboxOptions } from '../../src/dev/dev-mailbox';
@@ -17,7 +17,7 @@ import { openFileStorage } from '../../src/storage/open-file-storage';
 import { connectTemporal, WorkflowStarter } from '../../src/temporal/client';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { createWorker, type ServiceWorker } from '../../src/temporal/worker';
-import { createTestDatabase, TEST_DATABASE_POOL_MAX } from './database';
+import { createTestDatabase, TEST_DATABASE_POOL_MAX, TEST_POOL } from './database';
 import { TEST_PASSWORD_SCRYPT_N } from './seed';
 
 export interface HarnessOptions {
@@ -73,9 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     DATABASE_POOL_MAX: TEST_DATABASE_POOL_MAX,
     ...options.env,
   });
-  // The service's pool, with a longer wait for a connection: its one second stands for overload in
-  // production, but on the test machine a browser, an engine and child processes share the two cores.
-  const orm = await createOrm(database.url, { pool: { ...SERVICE_POOL, max: config.databasePoolMax, acquireTimeoutMillis: 10_000 } });
+  const orm = await createOrm(database.url, { pool: { ...TEST_POOL, max: config.databasePoolMax } });
   await migrate(orm);
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);

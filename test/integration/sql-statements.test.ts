@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { createOrm, migrate } from '../../src/db/orm';
 import { definedStatements, statement, sql, type Statement } from '../../src/db/sql';
-import { createTestDatabase } from '../helpers/database';
+import { createTestDatabase, TEST_POOL } from '../helpers/database';
 import { productSources, ROOT } from '../helpers/source-files';
 
 /**
@@ -44,7 +44,7 @@ let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let client: PgClient;
 beforeAll(async () => {
   database = await createTestDatabase();
-  const orm = await createOrm(database.url);
+  const orm = await createOrm(database.url, { pool: TEST_POOL });
   try {
     await migrate(orm);
   } finally {
