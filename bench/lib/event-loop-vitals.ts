@@ -4,34 +4,11 @@
  * every scrape, so a scrape just before the measurement starts its window and one just after reads
  * it; the GC histogram is cumulative, so the two scrapes' difference is the window's pauses.
  */
+import { scrape, total } from './metrics';
 
 export interface EventLoopVitals {
   eventLoopDelayMs: { p50: number; p99: number; max: number };
   gcPauses: { count: number; totalMs: number; over10Ms: number; over100Ms: number };
-}
-
-type Samples = Map<string, number>;
-
-/** `name{labels} value` lines of a Prometheus text exposition, keyed by name and labels as written. */
-async function scrape(baseUrl: string): Promise<Samples> {
-  const response = await fetch(`${baseUrl}/metrics`);
-  if (!response.ok) throw new Error(`GET /metrics answered ${response.status}`);
-  const samples: Samples = new Map();
-  for (const line of (await response.text()).split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const space = line.lastIndexOf(' ');
-    samples.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  return samples;
-}
-
-/** The sum over every series of `name` whose labels contain `labelPart` (all kinds of GC, say). */
-function total(samples: Samples, name: string, labelPart = ''): number {
-  let sum = 0;
-  for (const [key, value] of samples) {
-    if ((key === name || key.startsWith(`${name}{`)) && key.includes(labelPart)) sum += value;
-  }
-  return sum;
 }
 
 const ms = (seconds: number) => Math.round(seconds * 10_000) / 10;

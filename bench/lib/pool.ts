@@ -12,12 +12,14 @@ export async function pool(count: number, inFlight: number, work: (i: number) =>
   }));
 }
 
-/** Polls `check` every 100 ms until it holds, or throws after `maxWaitMs`. */
-export async function until(check: () => Promise<boolean> | boolean, what: string, maxWaitMs = 30 * 60_000): Promise<void> {
+/** Polls `check` every `everyMs` until it holds, or throws after `maxWaitMs`. */
+export async function until(
+  check: () => Promise<boolean> | boolean, what: string, { maxWaitMs = 30 * 60_000, everyMs = 100 }: { maxWaitMs?: number; everyMs?: number } = {},
+): Promise<void> {
   const deadline = Date.now() + maxWaitMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 

@@ -20,6 +20,7 @@
  */
 import { seedWebhookOrg } from '../../test/helpers/webhooks';
 import { startReceiver, type Receiver } from '../../test/helpers/receivers';
+import { scrape } from '../lib/metrics';
 import { percentile } from '../lib/percentile';
 import { pool, secondsSince, until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
@@ -44,14 +45,6 @@ async function settled(service: RunningService): Promise<void> {
     return ready.outbox?.waiting === 0;
   }, 'the outbox to empty');
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-}
-
-/** The service's outbound deliveries neither delivered nor failed yet, from its `/metrics`. */
-async function deliveriesWaiting(service: RunningService): Promise<number> {
-  const text = await (await fetch(`${service.base}/metrics`)).text();
-  const line = /^delivery_outbound_deliveries_waiting (\d+)/m.exec(text);
-  if (!line) throw new Error('no delivery_outbound_deliveries_waiting in /metrics');
-  return Number(line[1]);
 }
 
 /** Sends `count` orders of a new organisation (from order number `first`) and waits for every receipt; orders/s. */
@@ -106,9 +99,10 @@ async function main(): Promise<void> {
     const p99 = percentile(latencies, 0.99);
     process.stdout.write(`healthy endpoint latency p50 ${p50} ms, p99 ${p99} ms; slow endpoint got ${slow.uniqueIds().size}, failing ${failing.received.length} attempts so far\n`);
     await until(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      return (await deliveriesWaiting(service)) === 0;
-    }, 'every outbound delivery delivered or failed');
+      const waiting = (await scrape(service.base)).get('delivery_outbound_deliveries_waiting');
+      if (waiting === undefined) throw new Error('no delivery_outbound_deliveries_waiting in /metrics');
+      return waiting === 0;
+    }, 'every outbound delivery delivered or failed', { everyMs: 1_000 });
     await settled(service);
 
     const plainAgain = await seedWebhookOrg(service, { platforms: ['storefront-a'] });

@@ -139,7 +139,7 @@ async function smallTenantPhase(service: RunningService, engine: Client, sink: S
     if (!sentAt.has(order.email)) sentAt.set(order.email, at);
     lastAttemptAt.set(order.email, at);
   });
-  await until(() => orders.every((o) => sink.arrivedAt(o.email) !== undefined), `the small tenant's receipts (${phase})`, 10 * 60_000);
+  await until(() => orders.every((o) => sink.arrivedAt(o.email) !== undefined), `the small tenant's receipts (${phase})`, { maxWaitMs: 10 * 60_000 });
   const rows = await service.orm.em.fork().execute<Array<{ email: string; received_at: string; workflow_ids: string[]; recorded_at: string; receipt_sent_at: string }>>(
     `select c.email, d.received_at, d.workflow_ids, p.created_at as recorded_at, p.receipt_sent_at
        from webhook_delivery d

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client as PgClient } from 'pg';
+import { SERVICE_POOL } from '../../src/db/orm';
 
 /**
  * PostgreSQL connections of each pool a test makes (the harness's, and each service process a test
@@ -9,12 +10,12 @@ import { Client as PgClient } from 'pg';
 export const TEST_DATABASE_POOL_MAX = '10';
 
 /**
- * The pool of an ORM a test makes for itself: the service's (SERVICE_POOL) with a longer wait for a
+ * The pool of an ORM a test makes for itself: the service's, with a longer wait for a
  * connection. Its one second stands for overload in production, but on the test machine a browser,
  * an engine and child processes share the two cores, and a new connection can take longer (the
  * cluster test's reads failed so once, with the engine catching up after its stop).
  */
-export const TEST_POOL = { min: 0, max: Number(TEST_DATABASE_POOL_MAX), acquireTimeoutMillis: 10_000 };
+export const TEST_POOL = { ...SERVICE_POOL, max: Number(TEST_DATABASE_POOL_MAX), acquireTimeoutMillis: 10_000 };
 
 function adminUrl(): string {
   const url = process.env.TEST_ADMIN_DATABASE_URL;
