@@ -18,12 +18,20 @@ export function versionNotificationActivities({ orm, mailer, config }: ActivityD
   /**
    * Waits for this notice's turn (UPDATE_NOTICE_RATE): the organisation's notices are spaced 1/rate s
    * apart, whichever batch or worker sends. A long wait heartbeats, so it is not taken for a lost worker.
+   *
+   * A sender that wakes more than a spacing after its slot (the process was stalled) takes a fresh
+   * slot: otherwise every sender whose slot passed during the stall sends at the same instant, and
+   * that second holds more notices than the rate. It re-reserves once, so a busy process still sends.
    */
   async function paced(orgId: string): Promise<void> {
-    const until = Date.now() + await reserveSlot(orm.em.fork(), `update-notices:${orgId}`, 1000 / config.updateNoticeRate);
-    for (let left = until - Date.now(); left > 0; left = until - Date.now()) {
-      Context.current().heartbeat();
-      await sleep(Math.min(left, 5_000));
+    const spacingMs = 1000 / config.updateNoticeRate;
+    for (let reservations = 1; ; reservations += 1) {
+      const slot = Date.now() + await reserveSlot(orm.em.fork(), `update-notices:${orgId}`, spacingMs);
+      for (let left = slot - Date.now(); left > 0; left = slot - Date.now()) {
+        Context.current().heartbeat();
+        await sleep(Math.min(left, 5_000));
+      }
+      if (reservations === 2 || Date.now() - slot <= spacingMs) return;
     }
   }
 

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DevMail } from '../../src/dev/dev-mailbox';
-import type { NotificationProgress } from '../../src/services/version-notifications';
+import { noticeKeyPrefix, type NotificationProgress } from '../../src/services/version-notifications';
 import { startHarness, type Harness } from '../helpers/harness';
 import { insertPurchases } from '../helpers/bulk-purchases';
 import { seedOrganisation, seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
@@ -305,6 +305,30 @@ describe('notify buyers of a new version', () => {
   });
 });
 
+/**
+ * When each notice's send began, by the service's own record: the database's clock when the send
+ * claimed its sent-email row, right after its slot came. Arrival at the mail server is not the
+ * measure: a message's time on the wire varies, the more so on a loaded machine, and messages in
+ * flight through a stall all arrive at once however their sends were spaced.
+ */
+async function sendStarts(w: World, versionId: string): Promise<number[]> {
+  const rows = await w.h.orm.em.fork().execute<Array<{ at: Date }>>(
+    'select created_at as at from sent_email where business_key like ? order by created_at',
+    [`${noticeKeyPrefix(versionId)}%`],
+  );
+  return rows.map((row) => new Date(row.at).getTime());
+}
+
+/**
+ * The most sends begun in any 1-second window: the bound the service enforces, not a speed target.
+ * At 5/s the sends begin 200 ms apart (a few senders side by side, each waiting for its slot);
+ * a claim recorded late may land beside the next one, hence 5 plus 2. Unpaced, the five senders
+ * would begin all 15 within a second.
+ */
+function busiestSecond(starts: number[]): number {
+  return Math.max(...starts.map((start) => starts.filter((t) => t >= start && t < start + 1000).length));
+}
+
 describe('the rate bound (UPDATE_NOTICE_RATE=5)', () => {
   let w: World;
   beforeAll(async () => {
@@ -312,25 +336,43 @@ describe('the rate bound (UPDATE_NOTICE_RATE=5)', () => {
   });
   afterAll(() => w?.h.close());
 
-  test('no more than 5 notices (plus 2: arrival is not the start of a send) arrive within any second', async () => {
+  /**
+   * 15 eligible buyers of a new product notified of its version 2.0.0, each emailed once;
+   * `whileSending` runs once the first notice is in. Returns when each send began.
+   */
+  async function notifyFifteen(whileSending: () => void = () => undefined): Promise<number[]> {
     const org = await freshOrg(w);
     const buyers = await seedBuyers(w, org, 18); // 15 eligible
     const v2 = await uploadVersion(w, org, buyers.product.productId, '2.0.0');
     const started = await notify(w, org, buyers.product.productId, v2.id);
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ total: 15, status: 'running', sent: 0, failed: 0, left: 15 });
+    await w.h.mailbox.waitFor((m) => m.subject === `New version of ${buyers.productName}: 2.0.0`, 30_000);
+    whileSending();
     const progress = await done(w, org, buyers.product.productId, started.body.notificationId);
     expect(progress).toMatchObject({ sent: 15, failed: 0, left: 0 });
+    expect(noticesOf(w, buyers.productName, '2.0.0')).toHaveLength(15);
+    const starts = await sendStarts(w, v2.id);
+    expect(starts).toHaveLength(15);
+    return starts;
+  }
 
-    const times = noticesOf(w, buyers.productName, '2.0.0').map((m) => m.receivedAt.getTime()).sort((a, b) => a - b);
-    expect(times).toHaveLength(15);
-    // An upper bound the service enforces, not a speed target: the most received in any 1-second
-    // window. At 5/s the sends start 200 ms apart (a few senders side by side, each waiting for its
-    // slot); a send's time on the wire differs from message to message, so arrivals may bunch by
-    // one or two. Unpaced, the five senders would deliver all 15 within a second.
-    const busiest = Math.max(...times.map((start) => times.filter((t) => t >= start && t < start + 1000).length));
-    expect(busiest).toBeLessThanOrEqual(7);
-    // Over the whole run too: the 15th starts 14 spacings (2.8 s) after the 1st.
-    expect(times[times.length - 1] - times[0]).toBeGreaterThanOrEqual(2_300);
+  test('no more than 5 notices (plus 2) begin within any second', async () => {
+    const starts = await notifyFifteen();
+    expect(busiestSecond(starts)).toBeLessThanOrEqual(7);
+    // Over the whole run too: the 15th begins 14 spacings (2.8 s) after the 1st.
+    expect(starts[starts.length - 1] - starts[0]).toBeGreaterThanOrEqual(2_300);
+  });
+
+  test('a stall of the sending process (a long GC pause, a starved CPU) does not let the waiting notices out at once', async () => {
+    // The worker runs in this process: blocking it for 1.5 s while four senders wait for their slots
+    // makes every one of those slots pass. Sent the moment they wake, they would begin together.
+    const starts = await notifyFifteen(() => {
+      const until = Date.now() + 1_500;
+      while (Date.now() < until) {
+        // the whole process stands still, the worker's senders included
+      }
+    });
+    expect(busiestSecond(starts)).toBeLessThanOrEqual(7);
   });
 });
