@@ -36,6 +36,14 @@ export function readSince(highWaterMark: string | null, now: Date, lookbackMs: n
   return new Date(from).toISOString();
 }
 
+/**
+ * When an interval schedule next fires after `now`: Temporal's interval spec matches the times
+ * epoch + n × every (+ a phase, which these schedules do not set).
+ */
+export function nextIntervalTime(everyMs: number, now: Date): Date {
+  return new Date((Math.floor(now.getTime() / everyMs) + 1) * everyMs);
+}
+
 /** Pages a run reads before it continues as new (its history stays small; where it got to is carried over). */
 export const PAGES_BEFORE_CONTINUE = 50;
 

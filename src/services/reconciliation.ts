@@ -106,19 +106,19 @@ function stateOf(row: ReconciliationRow | undefined): ReconciliationJson['state'
 }
 
 export async function reconciliationSettings(
-  em: EntityManager, deps: Pick<ReconciliationDeps, 'schedules'>, orgId: string, platformWord: string,
+  em: EntityManager, deps: Pick<ReconciliationDeps, 'schedules' | 'now'>, orgId: string, platformWord: string,
 ): Promise<ReconciliationJson> {
   const { platform } = clientFor(platformWord);
   const row = await reconciliationOf(em, orgId, platform);
-  const schedule = row?.enabled ? await deps.schedules.describe(orgId, platform) : null;
+  const state = stateOf(row);
   return {
     enabled: row?.enabled ?? false,
-    state: stateOf(row),
+    state,
     pausedReason: row?.paused_reason ?? null,
     apiBaseUrl: row?.api_base_url ?? null,
     lastRunAt: row?.last_run_at ?? null,
     lastResult: row?.last_result ?? null,
-    nextRunAt: schedule && !schedule.paused ? schedule.nextRunAt : null,
+    nextRunAt: state === 'active' ? deps.schedules.nextRunAt(deps.now) : null,
   };
 }
 

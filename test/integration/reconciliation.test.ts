@@ -4,11 +4,13 @@
  * list (test/helpers/simulators/storefront-a.ts), the webhook intake it shares, real fulfilment and
  * receipts. Real PostgreSQL, Temporal, SMTP sink.
  */
+import { Client, Connection } from '@temporalio/client';
 import { Purchase, SentEmail, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS } from '../../src/domain/platforms';
 import { pauseReconciliation, reconciliationOf } from '../../src/accounts/reconciliation-store';
-import { reconcileScheduleId } from '../../src/domain/reconciliation';
-import type { ReconciliationJson } from '../../src/services/reconciliation';
+import { nextIntervalTime, reconcileScheduleId } from '../../src/domain/reconciliation';
+import { reconciliationSettings, type ReconciliationJson } from '../../src/services/reconciliation';
+import { ReconcileSchedules } from '../../src/temporal/reconcile-schedules';
 import { NO_ORDER_API, orderListClientOf } from '../../src/webhooks/order-lists';
 import { startHarness, type Harness } from '../helpers/harness';
 import { startStorefrontASimulator, type SimulatedOrder, type StorefrontASimulator } from '../helpers/simulators/storefront-a';
@@ -28,6 +30,7 @@ afterAll(async () => {
 });
 
 const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 let nextId = 5_901_000_100_000;
 
 /** `count` paid orders changed over the last hours, oldest first. */
@@ -87,6 +90,17 @@ async function sendWebhooks(sim: StorefrontASimulator, org: WebhookOrg, orders: 
   }
 }
 
+test('the settings are read without the engine: the next run comes from the schedule\'s interval', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+  await enable(org, await simulator([]));
+  // A settings read once failed with a 500 when the engine took 30 s to describe a busy schedule.
+  const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  const schedules = new ReconcileSchedules(unreachable, { taskQueue: 'unused', intervalMs: HOUR });
+  const now = new Date();
+  const settings = await reconciliationSettings(h.orm.em.fork(), { schedules, now }, org.orgId, 'storefront-a');
+  expect(settings).toMatchObject({ enabled: true, state: 'active', nextRunAt: nextIntervalTime(HOUR, now).toISOString() });
+});
+
 test('one run recovers exactly the orders whose webhooks never came; a second run changes nothing', async () => {
   const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
   const orders = ordersOf(120);
@@ -105,6 +119,8 @@ test('one run recovers exactly the orders whose webhooks never came; a second ru
   expect(schedule.state.paused).toBe(false);
   expect(schedule.policies.overlap).toBe('SKIP');
   expect(schedule.spec.intervals?.[0]?.every).toBe(3_600_000);
+  // The settings compute the next run from the interval; it is the time the engine has for it.
+  expect(enabled.nextRunAt).toBe(schedule.info.nextActionTimes[0]?.toISOString());
   expect(Date.parse(enabled.nextRunAt!)).toBeGreaterThan(Date.now());
 
   const first = await runOnce(org);

@@ -187,32 +187,32 @@ const RECONCILIATION_STATE = {
  */
 function reconciliationPart(id: string, part: IntegrationReconciliation): SafeHtml {
   const { client, settings } = part;
-  const result = settings?.lastResult;
-  const stored = settings !== null && settings.apiBaseUrl !== null;
-  return html`<details class="reconciliation" data-testid="${id}-reconciliation"${settings?.state === 'paused' ? html` open` : ''}>
-  <summary>Reconciliation ${settings === null ? badge('pending', 'unknown') : RECONCILIATION_STATE[settings.state]}</summary>
+  const result = settings.lastResult;
+  const stored = settings.apiBaseUrl !== null;
+  return html`<details class="reconciliation" data-testid="${id}-reconciliation"${settings.state === 'paused' ? html` open` : ''}>
+  <summary>Reconciliation ${RECONCILIATION_STATE[settings.state]}</summary>
   <p class="muted small">Reads ${id}'s order list regularly and fulfils the paid orders no webhook brought; orders already
     received change nothing. Grant ${client.scope} only.</p>
-  ${settings === null ? html`<p class="muted small">The workflow engine did not answer: the state is unknown for now.</p>` : html`<dl class="facts">
+  <dl class="facts">
     ${settings.state === 'paused' ? html`<dt>Paused</dt><dd>${settings.pausedReason ?? ''}: save the credentials again to resume.</dd>` : ''}
     <dt>Last run</dt><dd>${settings.lastRunAt === null ? html`<span class="muted">none yet</span>` : html`${when(settings.lastRunAt)}${result
       ? html`: ${result.pulled} read, ${result.recovered} recovered, ${result.alreadyKnown} already known, ${result.errors} errors` : ''}`}</dd>
     <dt>Next run</dt><dd>${settings.nextRunAt === null ? html`<span class="muted">none</span>` : when(settings.nextRunAt)}</dd>
-  </dl>`}
+  </dl>
   <form data-json data-method="PUT" action="/api/settings/integrations/${id}/reconciliation" data-done="Saved: ${id} reconciliation.">
     <label for="${id}-reconcile-enabled">Reconciliation</label>
     <select id="${id}-reconcile-enabled" name="enabled" data-type="boolean">
-      <option value="true"${flag(settings?.enabled === true, 'selected')}>On</option>
-      <option value="false"${flag(settings?.enabled !== true, 'selected')}>Off</option>
+      <option value="true"${flag(settings.enabled, 'selected')}>On</option>
+      <option value="false"${flag(!settings.enabled, 'selected')}>Off</option>
     </select>
     ${client.credentialFields.map((f) => html`<label for="${id}-reconcile-${f.field}">${f.label}${stored ? html` <span class="hint">empty: keep the saved one</span>` : ''}</label>
     <input id="${id}-reconcile-${f.field}" name="${f.field}" type="${f.secret ? 'password' : 'text'}" autocomplete="off" maxlength="500">`)}
     <label for="${id}-reconcile-origin">API address <span class="hint">https://host[:port] only; empty: the platform's public API (a shop on its own site must name it)</span></label>
-    <input id="${id}-reconcile-origin" name="apiBaseUrl" type="url" autocomplete="off" maxlength="2048" value="${settings?.apiBaseUrl ?? ''}">
+    <input id="${id}-reconcile-origin" name="apiBaseUrl" type="url" autocomplete="off" maxlength="2048" value="${settings.apiBaseUrl ?? ''}">
     <div class="actions"><button type="submit">Save</button></div>
     ${statusLine()}
   </form>
-  ${settings?.state === 'active' ? html`<form data-json data-method="POST" action="/api/settings/integrations/${id}/reconciliation/run" data-done="A run started: its result shows here when it ends.">
+  ${settings.state === 'active' ? html`<form data-json data-method="POST" action="/api/settings/integrations/${id}/reconciliation/run" data-done="A run started: its result shows here when it ends.">
     <div class="actions"><button type="submit">Run now</button></div>
     ${statusLine()}
   </form>` : ''}
@@ -241,10 +241,10 @@ function integrationPanel(i: IntegrationListItem, reconciliation: IntegrationRec
 </section>`;
 }
 
-/** A platform that can be reconciled: its order-list client, and its settings (null when the engine did not answer). */
+/** A platform that can be reconciled: its order-list client, and its settings. */
 export interface IntegrationReconciliation {
   client: Pick<OrderListClient, 'scope' | 'credentialFields'>;
-  settings: ReconciliationJson | null;
+  settings: ReconciliationJson;
 }
 
 export function integrationsPage(

@@ -132,12 +132,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const integrations = await listIntegrations(request.em, orgId, deps.config.baseUrl, deps.clock());
       const reconciliations: Partial<Record<Platform, IntegrationReconciliation>> = {};
       for (const client of ORDER_LIST_CLIENTS) {
-        // The next run comes from the engine: with the engine away the page still shows, without it.
-        const settings = await reconciliationSettings(request.em, { schedules: deps.starter.reconcileSchedules }, orgId, client.platform)
-          .catch((error: unknown) => {
-            request.log.warn({ err: error, platform: client.platform }, 'reconciliation state unavailable');
-            return null;
-          });
+        const settings = await reconciliationSettings(request.em, { schedules: deps.starter.reconcileSchedules, now: deps.clock() }, orgId, client.platform);
         reconciliations[client.platform] = { client, settings };
       }
       return sendPage(reply, integrationsPage(pageContextOf(request), integrations, reconciliations));
