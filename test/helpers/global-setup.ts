@@ -15,6 +15,7 @@ import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 // jest's test contexts cannot share.
 import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
 import { createTestDatabase } from './database';
+import globalTeardown from './global-teardown';
 
 const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -66,34 +67,41 @@ export default async function globalSetup(): Promise<void> {
   const started: Array<() => Promise<void>> = [];
   (globalThis as { __testTeardown?: typeof started }).__testTeardown = started;
 
-  const adminUrl = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
-  if (await reachable(adminUrl)) {
-    process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
-  } else {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-pg-'));
-    const pg = await startEmbeddedPostgres(loadConfig({ DATA_DIR: dataDir }), silentLogger);
-    started.push(() => pg.stop());
-    process.env.TEST_ADMIN_DATABASE_URL = pg.url;
+  // jest runs no global teardown when the setup fails: what was started by then is stopped here, or a
+  // missing SeaweedFS build left a Temporal dev server and the template database behind each run.
+  try {
+    const adminUrl = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+    if (await reachable(adminUrl)) {
+      process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
+    } else {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-pg-'));
+      const pg = await startEmbeddedPostgres(loadConfig({ DATA_DIR: dataDir }), silentLogger);
+      started.push(() => pg.stop());
+      process.env.TEST_ADMIN_DATABASE_URL = pg.url;
+    }
+    await makeTemplateDatabase(process.env.TEST_ADMIN_DATABASE_URL, started);
+
+    const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
+    });
+    started.push(() => env.teardown());
+    process.env.TEST_TEMPORAL_ADDRESS = env.address;
+
+    const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
+    started.push(() => rm(bundleDir, { recursive: true, force: true }));
+    process.env.TEST_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'));
+    process.env.TEST_TRACED_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows-traced.js'), { traced: true });
+
+    const s3Dir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-s3-'));
+    started.push(() => rm(s3Dir, { recursive: true, force: true }));
+    const s3 = await startSeaweedFs({ root: s3Dir });
+    started.push(() => s3.stop());
+    process.env.TEST_S3_ENDPOINT = s3.settings.endpoint;
+    process.env.TEST_S3_ACCESS_KEY_ID = s3.settings.accessKeyId;
+    process.env.TEST_S3_SECRET_ACCESS_KEY = s3.settings.secretAccessKey;
+  } catch (error) {
+    await globalTeardown();
+    throw error;
   }
-  await makeTemplateDatabase(process.env.TEST_ADMIN_DATABASE_URL, started);
-
-  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
-  });
-  started.push(() => env.teardown());
-  process.env.TEST_TEMPORAL_ADDRESS = env.address;
-
-  const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
-  started.push(() => rm(bundleDir, { recursive: true, force: true }));
-  process.env.TEST_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'));
-  process.env.TEST_TRACED_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows-traced.js'), { traced: true });
-
-  const s3Dir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-s3-'));
-  started.push(() => rm(s3Dir, { recursive: true, force: true }));
-  const s3 = await startSeaweedFs({ root: s3Dir });
-  started.push(() => s3.stop());
-  process.env.TEST_S3_ENDPOINT = s3.settings.endpoint;
-  process.env.TEST_S3_ACCESS_KEY_ID = s3.settings.accessKeyId;
-  process.env.TEST_S3_SECRET_ACCESS_KEY = s3.settings.secretAccessKey;
 }
