@@ -53,6 +53,16 @@ export async function saveReconciliation(
   await save.run(em, row);
 }
 
+const enabledRead = statement<{ organisation_id: string; platform: Platform }>(
+  { organisation_id: true, platform: true },
+  () => sql`select organisation_id, platform from integration_reconciliation where enabled`,
+);
+
+/** Every enabled reconciliation (each has a schedule, running or paused). */
+export function enabledReconciliations(em: EntityManager): Promise<Array<{ organisation_id: string; platform: Platform }>> {
+  return enabledRead.rows(em, {});
+}
+
 /** One organisation's stored (sealed or plain) credentials for a platform. */
 export interface StoredCredentials {
   organisation_id: string;

@@ -33,10 +33,14 @@ export class ReconcileSchedules {
     };
   }
 
+  private spec() {
+    return { intervals: [{ every: this.policy.intervalMs }] };
+  }
+
   /** Creates the schedule running, or brings an existing one to the current interval and running again (credentials were saved). */
   async upsert(orgId: string, platform: Platform): Promise<void> {
     const scheduleId = reconcileScheduleId(orgId, platform);
-    const spec = { intervals: [{ every: this.policy.intervalMs }] };
+    const spec = this.spec();
     const action = this.action(orgId, platform);
     try {
       await this.client.schedule.create({
@@ -55,6 +59,37 @@ export class ReconcileSchedules {
       policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP },
       state: { ...previous.state, paused: false, note: 'credentials saved' },
     }));
+  }
+
+  /**
+   * Brings the schedules of `enabled` that were saved with another interval (RECONCILE_INTERVAL has
+   * changed since) to the current one, each kept paused or running as it is; answers how many moved.
+   * One listing of the namespace's schedules, not a describe each: a worker runs this as it starts.
+   * A schedule the listing does not show yet (just created, so already current) is left alone.
+   */
+  async alignIntervals(enabled: ReadonlyArray<{ orgId: string; platform: Platform }>): Promise<number> {
+    const wanted = new Map(enabled.map((e) => [reconcileScheduleId(e.orgId, e.platform), e]));
+    // The engine keeps intervals in whole seconds.
+    const every = Math.round(this.policy.intervalMs / 1000) * 1000;
+    const stale: Array<{ orgId: string; platform: Platform }> = [];
+    for await (const summary of this.client.schedule.list()) {
+      const integration = wanted.get(summary.scheduleId);
+      const intervals = summary.spec?.intervals ?? [];
+      if (integration && !(intervals.length === 1 && intervals[0].every === every && !intervals[0].offset)) stale.push(integration);
+    }
+    let moved = 0;
+    for (const { orgId, platform } of stale) {
+      try {
+        await this.client.schedule.getHandle(reconcileScheduleId(orgId, platform)).update((previous) => ({
+          ...previous, spec: this.spec(), action: this.action(orgId, platform),
+        }));
+        moved += 1;
+      } catch (error) {
+        // Disabled since it was listed.
+        if (!(error instanceof ScheduleNotFoundError)) throw error;
+      }
+    }
+    return moved;
   }
 
   async pause(orgId: string, platform: Platform, note: string): Promise<void> {

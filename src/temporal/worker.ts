@@ -3,6 +3,7 @@ import {
   DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type LogLevel, type LogMetadata, type WorkerOptions,
 } from '@temporalio/worker';
 import { createActivities, createOutboundActivities, createReconcileActivities, type ActivityDeps } from '../../activities';
+import { enabledReconciliations } from '../accounts/reconciliation-store';
 import { outboundTaskQueue } from '../domain/outbound-events';
 import type { KeyRing } from '../security/key-ring';
 import { serviceClient } from './client';
@@ -129,11 +130,11 @@ export interface ServiceWorker {
   getState(): ReturnType<Worker['getState']>;
 }
 
-function together(main: Worker, outbound: Worker): ServiceWorker {
+function together(main: Worker, outbound: Worker, atStart: () => Promise<void>): ServiceWorker {
   return {
     async run() {
       // One stopping (failed or shut down) stops the other.
-      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main))]);
+      await Promise.all([main.run().finally(() => stop(outbound)), outbound.run().finally(() => stop(main)), atStart()]);
     },
     shutdown() {
       stop(main);
@@ -145,6 +146,22 @@ function together(main: Worker, outbound: Worker): ServiceWorker {
 
 function stop(worker: Worker): void {
   if (worker.getState() === 'RUNNING') worker.shutdown();
+}
+
+/**
+ * Brings the schedules saved under another RECONCILE_INTERVAL to the configured one as a worker
+ * starts; failing leaves them as they were (saving an integration's settings moves its schedule).
+ * Logged at WARN, the SDK logger's level: a moved schedule is a configuration change taking effect.
+ */
+async function alignReconcileSchedules(orm: ActivityDeps['orm'], schedules: ReconcileSchedules): Promise<void> {
+  const logger = Runtime.instance().logger;
+  try {
+    const enabled = await enabledReconciliations(orm.em.fork());
+    const moved = await schedules.alignIntervals(enabled.map((row) => ({ orgId: row.organisation_id, platform: row.platform })));
+    if (moved > 0) logger.warn(`moved ${moved} reconciliation schedule(s) to the configured RECONCILE_INTERVAL`, { moved });
+  } catch (error) {
+    logger.warn(`reconciliation schedules not checked against RECONCILE_INTERVAL: ${(error as Error).message}`);
+  }
 }
 
 /**
@@ -179,5 +196,5 @@ export async function createWorker(setup: WorkerSetup): Promise<{ worker: Servic
     maxCachedWorkflows: setup.maxCachedWorkflows,
     dataConverter: encryptedPayloads(setup.keyRing, { acceptPlaintext: setup.acceptPlaintextPayloads }),
   });
-  return { worker: together(main, outbound), connection };
+  return { worker: together(main, outbound, () => alignReconcileSchedules(setup.deps.orm, schedules)), connection };
 }

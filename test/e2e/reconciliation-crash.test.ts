@@ -1,15 +1,17 @@
 /**
- * Reconciliation under a crash (decisions §15): the worker process running a reconciliation run
+ * Reconciliation across worker processes (decisions §15): the worker process running a reconciliation run
  * (from the build, as `npm run start:worker` runs it) is SIGKILLed between pages, and another is
  * started. The run continues from the last page it finished: every order recovered once, one
  * purchase and one receipt each. The simulator answers page 2 once with a 429 asking for 20 s, so
  * the run waits there (a durable timer); the kill lands once the run's history shows that wait, not
  * at a guessed moment, which on a busy machine could fall inside a page's activity (that one is
- * retried only after its two-minute timeout).
+ * retried only after its two-minute timeout). And a worker process started with another
+ * RECONCILE_INTERVAL moves the schedules saved before to it.
  */
 import { Purchase, SentEmail } from '../../src/db/entities';
 import { reconcileScheduleId } from '../../src/domain/reconciliation';
 import { startHarness, type Harness } from '../helpers/harness';
+import { waitForOutput } from '../../src/dev/child-processes';
 import { workerProcesses } from '../helpers/worker-process';
 import { startStorefrontASimulator, type StorefrontASimulator } from '../helpers/simulators/storefront-a';
 import { eventually, seedWebhookOrg } from '../helpers/webhooks';
@@ -72,6 +74,42 @@ test('a worker SIGKILLed mid-run: the run continues from the last finished page,
     120_000, 'every receipt');
   expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId })).toBe(ORDERS);
 }, 300_000);
+
+test('a worker started with another RECONCILE_INTERVAL moves every enabled schedule to it, a paused one staying paused', async () => {
+  const headers = (org: { apiKey: string }) => ({ authorization: `Bearer ${org.apiKey}` });
+  const settings = await startStorefrontASimulator([]);
+  try {
+    const running = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+    const paused = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+    const off = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+    for (const org of [running, paused, off]) {
+      const put = await h.app.inject({
+        method: 'PUT', url: '/api/settings/integrations/storefront-a/reconciliation', headers: headers(org),
+        payload: { enabled: true, apiBaseUrl: settings.origin, shopDomain: 'example-store.myshopify.com', accessToken: settings.accessToken },
+      });
+      expect(put.statusCode).toBe(200);
+    }
+    const disable = await h.app.inject({ method: 'PUT', url: '/api/settings/integrations/storefront-a/reconciliation', headers: headers(off), payload: { enabled: false } });
+    expect(disable.statusCode).toBe(200);
+    const handle = (orgId: string) => h.temporal.schedule.getHandle(reconcileScheduleId(orgId, 'storefront-a'));
+    await handle(paused.orgId).pause('credentials refused');
+    expect((await handle(running.orgId).describe()).spec.intervals?.[0]?.every).toBe(3_600_000);
+
+    const halfHourly = workerProcesses(() => h, { ...ENV, RECONCILE_INTERVAL: '30m' });
+    try {
+      const worker = await halfHourly.start();
+      await waitForOutput(worker, /moved 2 reconciliation schedule\(s\) to the configured RECONCILE_INTERVAL/, 60_000);
+      for (const org of [running, paused]) expect((await handle(org.orgId).describe()).spec.intervals?.map((i) => i.every)).toEqual([1_800_000]);
+      expect((await handle(running.orgId).describe()).state.paused).toBe(false);
+      expect((await handle(paused.orgId).describe()).state).toMatchObject({ paused: true, note: 'credentials refused' });
+      await expect(handle(off.orgId).describe()).rejects.toThrow(/not found/i);
+    } finally {
+      halfHourly.close();
+    }
+  } finally {
+    await settings.close();
+  }
+}, 180_000);
 
 /** True once the run's latest history event is the timer its 429 asked for (started, not yet fired). */
 async function runIsWaiting(orgId: string): Promise<true | undefined> {
