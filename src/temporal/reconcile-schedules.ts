@@ -65,7 +65,10 @@ export class ReconcileSchedules {
    * Brings the schedules of `enabled` that were saved with another interval (RECONCILE_INTERVAL has
    * changed since) to the current one, each kept paused or running as it is; answers how many moved.
    * One listing of the namespace's schedules, not a describe each: a worker runs this as it starts.
-   * A schedule the listing does not show yet (just created, so already current) is left alone.
+   * A schedule the listing does not show yet (just created, so already current) is left alone. The
+   * engine's update writes the whole schedule: a refusal's pause landing between its read and its
+   * write is undone, and the next run, refused again, pauses it again (no second email: the pause
+   * stamped in the database stays).
    */
   async alignIntervals(enabled: ReadonlyArray<{ orgId: string; platform: Platform }>): Promise<number> {
     const wanted = new Map(enabled.map((e) => [reconcileScheduleId(e.orgId, e.platform), e]));
