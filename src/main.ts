@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   await runStarter(config.logLevel, async ({ log, stops }) => {
-    if (installTracing(config.tracing).enabled) stops.push(uninstallTracing);
+    if ((await installTracing(config.tracing)).enabled) stops.push(uninstallTracing);
     const postgres = config.databaseUrl ? undefined : await startEmbeddedPostgres(config, log);
     if (postgres) stops.push(() => postgres.stop());
     const temporalServer = config.temporal.address ? undefined : await startTemporalDevServer(config, log);

@@ -1,4 +1,3 @@
-import FastifyOtelInstrumentation from '@fastify/otel';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import formbody from '@fastify/formbody';
@@ -109,6 +108,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (activeTracing().enabled) {
     // Before any route, so each request's span is the parent of what its handler does (the outbox
     // rows it records keep that span's context for their dispatch). Lifecycle hooks get no spans.
+    // Loaded here: tracing is off by default (src/telemetry/tracing.ts).
+    const { default: FastifyOtelInstrumentation } = await import('@fastify/otel');
     const instrumentation = new FastifyOtelInstrumentation({ instrumentHooks: false, ignorePaths: ({ url }) => UNTRACED_PATHS.test(url) });
     await app.register(instrumentation.plugin());
   }

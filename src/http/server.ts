@@ -9,7 +9,7 @@ async function main(): Promise<void> {
     databaseUrl: required('DATABASE_URL', config.databaseUrl),
     temporalAddress: required('TEMPORAL_ADDRESS', config.temporal.address),
   };
-  installTracing(config.tracing);
+  await installTracing(config.tracing);
   const core = await connectCore(config, endpoints);
   const api = await startApi(core);
   process.stderr.write(`API listening on ${api.url} (public ${config.baseUrl})\n`);

@@ -5,20 +5,27 @@
  * and the worker are made (they ask `activeTracing()` whether to add their interceptors).
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NoopSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Resource } from '@opentelemetry/resources';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Config } from '../config';
 
-export interface Tracing {
-  enabled: boolean;
-  /** Where the worker's sink hands the spans its workflows make inside the sandbox. */
-  spanProcessor: SpanProcessor;
-  resource: Resource;
-}
+/**
+ * On, the OpenTelemetry modules the process uses are loaded (by `installTracing`, not at start-up:
+ * the SDK, its exporter and Temporal's interceptors are half a second of loading, paid again by
+ * every test file, and tracing is off by default).
+ */
+export type Tracing =
+  | { enabled: false }
+  | {
+    enabled: true;
+    /** Where the worker's sink hands the spans its workflows make inside the sandbox. */
+    spanProcessor: SpanProcessor;
+    resource: Resource;
+    temporalInterceptors: typeof import('@temporalio/interceptors-opentelemetry');
+  };
 
-const TRACING_OFF: Tracing = { enabled: false, spanProcessor: new NoopSpanProcessor(), resource: Resource.empty() };
+const TRACING_OFF: Tracing = { enabled: false };
 
 /** Attributes that may hold a request's raw URL: `/d/<token>`, `/unsubscribe/<token>`, `?secret=`, `?email=`. */
 const URL_ATTRIBUTES = ['url.full', 'url.path', 'url.query', 'http.url', 'http.target'];
@@ -90,17 +97,21 @@ export function activeTracing(): Tracing {
  * OTEL_EXPORTER_OTLP_ENDPOINT is set, or with the given processor (tests: an in-memory exporter).
  * A second call keeps the first installation.
  */
-export function installTracing(settings: Config['tracing'], spanProcessor?: SpanProcessor): Tracing {
+export async function installTracing(settings: Config['tracing'], spanProcessor?: SpanProcessor): Promise<Tracing> {
   if (installed) return installed.tracing;
-  const exporting = spanProcessor
-    ?? (settings.otlpEndpoint ? new BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.otlpEndpoint}/v1/traces` })) : undefined);
-  if (!exporting) return TRACING_OFF;
+  const { otlpEndpoint } = settings;
+  if (!spanProcessor && !otlpEndpoint) return TRACING_OFF;
+  const [{ NodeTracerProvider }, { BatchSpanProcessor }, { OTLPTraceExporter }, { Resource }, temporalInterceptors] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'), import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'), import('@temporalio/interceptors-opentelemetry'),
+  ]);
+  const exporting = spanProcessor ?? new BatchSpanProcessor(new OTLPTraceExporter({ url: `${otlpEndpoint}/v1/traces` }));
   // Also the processor of the spans workflows make in the sandbox (the worker's sink).
   const processor = new PrivateSpanProcessor(exporting);
   const resource = new Resource({ 'service.name': settings.serviceName });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
-  installed = { tracing: { enabled: true, spanProcessor: processor, resource }, provider };
+  installed = { tracing: { enabled: true, spanProcessor: processor, resource, temporalInterceptors }, provider };
   return installed.tracing;
 }
 

@@ -3,7 +3,6 @@ import type { FulfilmentInput } from '../domain/fulfilment';
 import { NamespaceNotFoundError, WorkflowNotFoundError, type Priority, type SearchAttributePair, type SignalDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import type { KeyRing } from '../security/key-ring';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
 import { isBulkDispatch, type DispatchKind, type NewDispatch } from '../domain/dispatch';
@@ -104,7 +103,8 @@ export function connectTemporal(address: string, namespace: string, keyRing: Key
 
 /** The service's client over a connection it does not own (a worker's, whose role closes it). */
 export function serviceClient(connection: ConnectionLike, namespace: string, keyRing: KeyRing): Client {
-  const interceptors = activeTracing().enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  const tracing = activeTracing();
+  const interceptors = tracing.enabled ? { workflow: [new tracing.temporalInterceptors.OpenTelemetryWorkflowClientInterceptor()] } : undefined;
   // A plain payload the client reads back (a result, a history) starts nothing: only workers refuse them.
   const dataConverter = encryptedPayloads(keyRing, { acceptPlaintext: true });
   return new Client({ connection, namespace, dataConverter, interceptors });

@@ -10,7 +10,7 @@ async function main(): Promise<void> {
     temporalAddress: required('TEMPORAL_ADDRESS', config.temporal.address),
     smtpUrl: required('SMTP_URL', config.smtpUrl),
   };
-  installTracing(config.tracing);
+  await installTracing(config.tracing);
   const core = await connectCore(config, endpoints);
   const worker = await startWorker(core, endpoints);
   process.stderr.write(`worker polling task queue "${config.temporal.taskQueue}" on ${endpoints.temporalAddress}\n`);

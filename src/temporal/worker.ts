@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type LogLevel, type LogMetadata, type WorkerOptions,
+  DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type ActivityInterceptorsFactory, type LogLevel, type LogMetadata, type WorkerOptions,
 } from '@temporalio/worker';
 import { createActivities, createOutboundActivities, createReconcileActivities, type ActivityDeps } from '../../activities';
 import { enabledReconciliations } from '../accounts/reconciliation-store';
@@ -9,11 +9,6 @@ import type { KeyRing } from '../security/key-ring';
 import { serviceClient } from './client';
 import { encryptedPayloads } from './encryption-codec';
 import { ReconcileSchedules } from './reconcile-schedules';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry';
 import { databaseErrorMessage, isDatabaseError } from '../telemetry/logging';
 import { activeTracing } from '../telemetry/tracing';
 import { prebuiltBundle, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflow-bundle';
@@ -66,11 +61,6 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
   }
 }
 
-/** Activities run in a span that continues their workflow's trace (tracing on). */
-const TRACED_ACTIVITIES: NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']> = [
-  (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
-];
-
 /**
  * A database error that escapes an activity leaves it as a (retryable) failure of its class and
  * SQLSTATE: its message holds the statement with its values (the ORM writes them in), and the
@@ -93,7 +83,11 @@ const withoutDatabaseValues: ActivityInboundCallsInterceptor = {
  */
 function activityInterceptors(): NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']> {
   const databaseValuesOut = () => ({ inbound: withoutDatabaseValues });
-  return activeTracing().enabled ? [...TRACED_ACTIVITIES, databaseValuesOut] : [databaseValuesOut];
+  const tracing = activeTracing();
+  if (!tracing.enabled) return [databaseValuesOut];
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = tracing.temporalInterceptors;
+  const traced: ActivityInterceptorsFactory = (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) });
+  return [traced, databaseValuesOut];
 }
 
 /**
@@ -113,7 +107,7 @@ function workflowAndTracingOptions(bundle: WorkerOptions['workflowBundle']): Pic
       activity: activityInterceptors(),
       ...(source ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
     },
-    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    sinks: { exporter: tracing.temporalInterceptors.makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
   };
 }
 

@@ -16,7 +16,7 @@ let h: Harness;
 let org: WebhookOrg;
 
 beforeAll(async () => {
-  installTracing({ serviceName: 'delivery-service-test' }, new SimpleSpanProcessor(exporter));
+  await installTracing({ serviceName: 'delivery-service-test' }, new SimpleSpanProcessor(exporter));
   h = await startHarness({ tracedWorkflows: true, mailbox: { reject: { match: (a) => a === 'refused-traced@example.com', code: 550 } } });
   org = await seedWebhookOrg(h);
 });
