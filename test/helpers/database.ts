@@ -38,7 +38,7 @@ async function withAdmin<T>(admin: string, work: (client: PgClient) => Promise<T
  * setup migrated (or an empty one on the server of `admin`, a superuser's URL: migrate it);
  * `drop()` removes it.
  */
-export async function createTestDatabase(admin = adminUrl()): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(admin = adminUrl()): Promise<{ name: string; url: string; migrated: boolean; drop(): Promise<void> }> {
   const name = `delivery_test_${randomBytes(6).toString('hex')}`;
   const template = admin === process.env.TEST_ADMIN_DATABASE_URL ? process.env.TEST_TEMPLATE_DATABASE : undefined;
   await withAdmin(admin, (c) => c.query(`create database ${name}${template ? ` template ${template}` : ''}`));
@@ -47,6 +47,7 @@ export async function createTestDatabase(admin = adminUrl()): Promise<{ name: st
   return {
     name,
     url: url.toString(),
+    migrated: template !== undefined,
     drop: () => withAdmin(admin, (c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
   };
 }

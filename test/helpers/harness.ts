@@ -74,7 +74,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.env,
   });
   const orm = await createOrm(database.url, { pool: { ...TEST_POOL, max: config.databasePoolMax } });
-  await migrate(orm);
+  // A copy of the template is migrated already: checking again would load the migrator in every file.
+  if (!database.migrated) await migrate(orm);
   const keyRing = await loadKeyRing(config);
   const { connection, client: temporal } = connectTemporal(temporalAddress, config.temporal.namespace, keyRing);
   await ensureSearchAttributes(connection, config.temporal.namespace);
