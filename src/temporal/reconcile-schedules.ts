@@ -71,14 +71,16 @@ export class ReconcileSchedules {
    * stamped in the database stays).
    */
   async alignIntervals(enabled: ReadonlyArray<{ orgId: string; platform: Platform }>): Promise<number> {
+    // Most services reconcile nothing: their workers start without asking the engine.
+    if (enabled.length === 0) return 0;
     const wanted = new Map(enabled.map((e) => [reconcileScheduleId(e.orgId, e.platform), e]));
     // The engine keeps intervals in whole seconds.
     const every = Math.round(this.policy.intervalMs / 1000) * 1000;
+    const current = (intervals: ReadonlyArray<{ every: number; offset?: number }>) => intervals.length === 1 && intervals[0].every === every && !intervals[0].offset;
     const stale: Array<{ orgId: string; platform: Platform }> = [];
     for await (const summary of this.client.schedule.list()) {
       const integration = wanted.get(summary.scheduleId);
-      const intervals = summary.spec?.intervals ?? [];
-      if (integration && !(intervals.length === 1 && intervals[0].every === every && !intervals[0].offset)) stale.push(integration);
+      if (integration && !current(summary.spec?.intervals ?? [])) stale.push(integration);
     }
     let moved = 0;
     for (const { orgId, platform } of stale) {
