@@ -8,7 +8,8 @@
  *   npm run build && npm run bench:build && node .bench-build/bench/webhooks/end-to-end-bench.js
  *
  * BENCH_ORDERS (default 10000), BENCH_IN_FLIGHT (default 32 concurrent POSTs or starts);
- * BENCH_SERVICE_NODE_ARGS goes to the service's node processes (e.g. `--cpu-prof --cpu-prof-dir=…`).
+ * BENCH_SERVICE_NODE_ARGS goes to the service's node processes (e.g. `--cpu-prof --cpu-prof-dir=…`);
+ * BENCH_REMINDERS=off turns the organisation's buyer reminders off (what the reminder run costs).
  * Targets: ≥ 0.8× the no-op baseline, and ≥ 100 orders/s (goal 200).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -22,6 +23,7 @@ import { signedOrders } from './signed-orders';
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 10_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 32);
 const SHAPE = (process.env.BENCH_SHAPE ?? 'all-in-one') as ServiceShape;
+const REMINDERS = process.env.BENCH_REMINDERS !== 'off';
 const TARGETS = { ratio: 0.8, perSecond: 100, goalPerSecond: 200 };
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -29,7 +31,9 @@ async function main(): Promise<void> {
   const service = await startService(SHAPE, sink.url);
   try {
     const org = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
-    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}${SHAPE === 'roles' ? ` with ${process.env.BENCH_WORKERS ?? 1} worker(s)` : ''}, ${runtimeName()}\n`);
+    if (!REMINDERS) await service.orm.em.fork().execute('update organisation set reminder_after_minutes = null where id = ?', [org.orgId]);
+    process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}${SHAPE === 'roles' ? ` with ${process.env.BENCH_WORKERS ?? 1} worker(s)` : ''}, `
+      + `reminders ${REMINDERS ? 'on' : 'off'}, ${runtimeName()}\n`);
     const noopPerSecond = await noopRunsPerSecond(service.temporal.address, ORDERS, IN_FLIGHT);
     process.stdout.write(`no-op workflow (1 activity)      ${noopPerSecond.toFixed(1)} runs/s\n`);
 
@@ -72,7 +76,7 @@ async function main(): Promise<void> {
       + `${perSecond.toFixed(1)} orders/s (target ≥ ${TARGETS.perSecond}: ${verdict(perSecond >= TARGETS.perSecond)}, goal ${TARGETS.goalPerSecond}); `
       + `peak RSS ${JSON.stringify(rss)} MB\n`);
     process.stdout.write(`RESULT ${JSON.stringify({
-      orders: ORDERS, inFlight: IN_FLIGHT, shape: SHAPE,
+      orders: ORDERS, inFlight: IN_FLIGHT, shape: SHAPE, reminders: REMINDERS,
       noop: { perSecond: Number(noopPerSecond.toFixed(1)) },
       service: {
         perSecond: Number(perSecond.toFixed(1)), seconds: Number(totalSeconds.toFixed(1)), ackSeconds: Number(ackSeconds.toFixed(1)),
