@@ -13,6 +13,7 @@
  * Targets: ≥ 0.8× the no-op baseline, and ≥ 100 orders/s (goal 200).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { writeOrganisationSettings } from '../../src/accounts/account-store';
 import { seedWebhookOrg } from '../../test/helpers/webhooks';
 import { pool, secondsSince, until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   const service = await startService(SHAPE, sink.url);
   try {
     const org = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
-    if (!REMINDERS) await service.orm.em.fork().execute('update organisation set reminder_after_minutes = null where id = ?', [org.orgId]);
+    if (!REMINDERS) await writeOrganisationSettings(service.orm.em.fork(), org.orgId, { reminderAfterMinutes: null });
     process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}${SHAPE === 'roles' ? ` with ${process.env.BENCH_WORKERS ?? 1} worker(s)` : ''}, `
       + `reminders ${REMINDERS ? 'on' : 'off'}, ${runtimeName()}\n`);
     const noopPerSecond = await noopRunsPerSecond(service.temporal.address, ORDERS, IN_FLIGHT);
