@@ -9,8 +9,12 @@ import { reserveSlot } from '../src/services/rate-limits';
 import type { ActivityDeps } from './deps';
 import { createSendOnce } from './send-once';
 
-/** Notices of one batch in flight at once (never more than the rate allows in a second). */
-const NOTICE_SENDERS = 5;
+/**
+ * Notices of one batch in flight at once (never more than the rate allows in a second). It is also
+ * how many notices a worker that dies can leave accepted by the mail server but not yet logged sent,
+ * which its batch's retry sends again under the same Message-ID.
+ */
+export const NOTICE_SENDERS = 5;
 
 export function versionNotificationActivities({ orm, mailer, config }: ActivityDeps) {
   const sendOnce = createSendOnce({ orm, mailer, config });
