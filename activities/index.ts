@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { deliveryActivities } from './deliveries';
 import { emailActivities } from './emails';
 import { freshLinkActivities } from './fresh-links';
+import { fulfilmentActivities } from './fulfilment';
 import { licenseActivities } from './licenses';
 import { outboundEventActivities } from './outbound-events';
 import { purchaseActivities } from './purchases';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...purchaseActivities(deps),
     ...emailActivities(deps),
     ...deliveryActivities(deps),
+    ...fulfilmentActivities(deps),
     ...freshLinkActivities(deps),
     ...licenseActivities(deps),
     ...revocationActivities(deps),

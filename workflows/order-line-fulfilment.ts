@@ -10,12 +10,18 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DATABASE_STEP, emailWithin, ORDER_ALERT, RECEIPT_FIRST_ATTEMPT } from '../src/domain/activity-policy';
-import type {
-  FulfilmentInput,
-  FulfilmentResult,
-  ItemOutcomeReport,
-  OrderAlertRequest,
-  RecordedPurchase,
+import {
+  afterKey,
+  firstStepOf,
+  itemReportsOf,
+  sentResult,
+  WITHDRAWN,
+  type FirstRound,
+  type FulfilmentInput,
+  type FulfilmentResult,
+  type OrderAlertRequest,
+  type RecordedPurchase,
+  type RoundResult,
 } from '../src/domain/fulfilment';
 import type { ClaimState } from '../src/domain/license-keys';
 import { attachDeliveryItem, licenseKeyIssued, purchaseRecorded } from './messages';
@@ -24,6 +30,13 @@ import { attachDeliveryItem, licenseKeyIssued, purchaseRecorded } from './messag
 const db = proxyLocalActivities<Activities>(DATABASE_STEP);
 const { sendOrderAlert, sendLicensePoolAlert } = proxyActivities<Activities>(ORDER_ALERT);
 const { sendReceipt: sendReceiptInTask } = proxyLocalActivities<Activities>(RECEIPT_FIRST_ATTEMPT);
+
+/** A receipt's first attempt, made inside the workflow task by fulfilFirstRound, that failed. */
+interface FailedFirstAttempt {
+  sendKey: string;
+  permanent: boolean;
+  message: string;
+}
 
 /** A failure no retry can mend (a 5xx from the mail server, a purchase gone): the fallback would fail the same way. */
 function isPermanent(error: unknown): boolean {
@@ -44,14 +57,6 @@ function isTimeout(error: unknown): boolean {
   if (error instanceof ActivityFailure && error.retryState === 'TIMEOUT') return true;
   return (error as { cause?: { name?: string } }).cause?.name === 'TimeoutFailure';
 }
-
-interface RoundResult {
-  outcome: FulfilmentResult['outcome'];
-  reason: string | null;
-}
-
-/** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
-const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn before the receipt was sent' };
 
 /**
  * Fulfils one product of one order: the purchase (with its customer), then the receipt with a
@@ -90,10 +95,16 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     keyWakes += 1;
   });
 
-  /** The receipt: first inside the workflow task, then, if that attempt failed, with the whole retry window. */
-  async function sendReceiptOnce(purchaseId: string): Promise<{ withdrawn: boolean } | undefined> {
-    const sendKey = uuid4();
-    if (input.receiptInTask === true) {
+  /**
+   * The receipt: first inside the workflow task, then, if that attempt failed, with the whole retry
+   * window. `firstAttempt` is the outcome of a first attempt made already (by fulfilFirstRound), under its key.
+   */
+  async function sendReceiptOnce(purchaseId: string, firstAttempt?: FailedFirstAttempt): Promise<{ withdrawn: boolean } | undefined> {
+    const sendKey = firstAttempt?.sendKey ?? uuid4();
+    if (firstAttempt?.permanent) throw ApplicationFailure.nonRetryable(firstAttempt.message, 'PermanentSmtpFailure');
+    if (firstAttempt) {
+      log.info('receipt first attempt failed; retrying as an activity', { purchaseId, error: firstAttempt.message });
+    } else if (input.receiptInTask === true) {
       try {
         return await sendReceiptInTask({ purchaseId, sendKey });
       } catch (error) {
@@ -104,12 +115,9 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     return sendReceipt({ purchaseId, sendKey });
   }
 
-  async function send(purchaseId: string): Promise<RoundResult> {
+  async function send(purchaseId: string, firstAttempt?: FailedFirstAttempt): Promise<RoundResult> {
     try {
-      // Runs recorded before revocation existed returned nothing: sent.
-      const sent = await sendReceiptOnce(purchaseId);
-      if (sent?.withdrawn) return WITHDRAWN;
-      return { outcome: 'fulfilled', reason: null };
+      return sentResult(await sendReceiptOnce(purchaseId, firstAttempt));
     } catch (error) {
       // From here on a delivery that arrives is a redelivery after the failure, not a join.
       failedSends += 1;
@@ -145,23 +153,49 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     for (;;) {
       const batch = attached.filter((a) => a.round <= round && !reported.has(a.itemId));
       if (batch.length === 0) return;
-      const reports = batch.map(({ itemId }): ItemOutcomeReport => {
-        reported.add(itemId);
-        if (itemId === starter) return { itemId, outcome: result.outcome, reason: result.reason, purchaseId: recorded?.purchaseId ?? null };
-        return recorded
-          ? { itemId, outcome: 'duplicate', reason: null, purchaseId: recorded.purchaseId }
-          : { itemId, outcome: 'error', reason: result.reason, purchaseId: null };
-      });
-      const alerts = await db.recordItemOutcomes({ items: reports });
+      for (const { itemId } of batch) reported.add(itemId);
+      const alerts = await db.recordItemOutcomes({ items: itemReportsOf(batch.map((a) => a.itemId), starter, result, recorded) });
       alertRuns.push(...alerts.map(alert));
     }
   }
 
-  try {
-    // A sale recorded by its request comes with its purchase's id: the run finds it as its own.
-    recorded = await db.recordPurchase({ ...input, purchaseKey: input.purchaseKey ?? uuid4() });
-  } catch (error) {
-    recordFailure = rootMessage(error);
+  // A sale recorded by its request comes with its purchase's id: the run finds it as its own.
+  const purchaseKey = input.purchaseKey ?? uuid4();
+
+  /**
+   * The first round in one local activity (input.firstRoundInTask): the round's result with its
+   * items reported, or the failed first attempt of the receipt, or nothing more than the purchase
+   * (it asks for more than its receipt: the run goes on as below).
+   */
+  async function firstRoundInTask(): Promise<{ result?: RoundResult; failed?: FailedFirstAttempt }> {
+    const sendKey = uuid4();
+    const itemIds = attached.map((a) => a.itemId);
+    let first: FirstRound;
+    try {
+      first = await db.fulfilFirstRound({ ...input, purchaseKey, sendKey, itemIds });
+    } catch (error) {
+      recordFailure = rootMessage(error);
+      return {};
+    }
+    recorded = first.recorded;
+    if ('result' in first) {
+      for (const itemId of itemIds) reported.add(itemId);
+      alertRuns.push(...first.alerts.map(alert));
+      return { result: first.result };
+    }
+    if ('sendFailure' in first) return { failed: { sendKey, ...first.sendFailure } };
+    return {};
+  }
+
+  let first: { result?: RoundResult; failed?: FailedFirstAttempt } = {};
+  if (input.firstRoundInTask === true) {
+    first = await firstRoundInTask();
+  } else {
+    try {
+      recorded = await db.recordPurchase({ ...input, purchaseKey });
+    } catch (error) {
+      recordFailure = rootMessage(error);
+    }
   }
 
   /**
@@ -187,21 +221,17 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     }
   }
 
-  let result: RoundResult;
-  if (!recorded) {
-    result = { outcome: 'error', reason: recordFailure ?? 'purchase could not be recorded' };
-  } else if (recorded.revoked && !recorded.alreadyReported) {
-    result = WITHDRAWN;
-  } else if (recorded.alreadyReported || (!recorded.created && recorded.receiptStatus !== 'failed')) {
-    // Already recorded: by another run, or by this very item's earlier run (a repeated dispatch).
-    result = { outcome: 'duplicate', reason: null };
-  } else if ((await settleLicenseKey(recorded)) === 'withdrawn') {
-    result = WITHDRAWN;
-  } else if (!input.sendReceipt) {
-    result = { outcome: 'fulfilled', reason: null };
-  } else {
-    result = await send(recorded.purchaseId);
+  /** The first round's result, from the purchase as recorded. */
+  async function firstResult(purchase: RecordedPurchase): Promise<RoundResult> {
+    let step = firstStepOf(purchase, input.sendReceipt);
+    if (step === 'settle-key') step = (await settleLicenseKey(purchase)) === 'withdrawn' ? WITHDRAWN : afterKey(input.sendReceipt);
+    return step === 'send' ? send(purchase.purchaseId, first.failed) : step;
   }
+
+  let result: RoundResult;
+  if (first.result) result = first.result;
+  else if (!recorded) result = { outcome: 'error', reason: recordFailure ?? 'purchase could not be recorded' };
+  else result = await firstResult(recorded);
 
   let round = 0;
   let starter = input.deliveryItemId;

@@ -45,10 +45,17 @@ export interface FulfilmentInput extends SaleTerms {
    * and its search-attribute upsert).
    */
   receiptInTask?: boolean;
+  /**
+   * The first round (record the purchase, the receipt's first attempt, report the items) is one
+   * local activity (`fulfilFirstRound`): one workflow task with two activations instead of four.
+   * Set by every start since 2026-12-06; runs started before have none and replay their three
+   * local activities. A field of the input for the reason `receiptInTask` is.
+   */
+  firstRoundInTask?: boolean;
 }
 
-/** A sale as the service asks for it: the workflow starter adds the email retry window and the receipt's shape. */
-export type FulfilmentRequest = Omit<FulfilmentInput, 'emailRetryWindowMs' | 'receiptInTask'>;
+/** A sale as the service asks for it: the workflow starter adds the email retry window and the run's shape. */
+export type FulfilmentRequest = Omit<FulfilmentInput, 'emailRetryWindowMs' | 'receiptInTask' | 'firstRoundInTask'>;
 
 export interface RecordedPurchase {
   purchaseId: string;
@@ -82,6 +89,64 @@ export interface ItemOutcomeReport {
   reason: string | null;
   purchaseId: string | null;
 }
+
+/** What a round of a fulfilment run came to: its starting item's outcome. */
+export interface RoundResult {
+  outcome: FulfilmentResult['outcome'];
+  reason: string | null;
+}
+
+/** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
+export const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn before the receipt was sent' };
+const DUPLICATE: RoundResult = { outcome: 'duplicate', reason: null };
+const FULFILLED: RoundResult = { outcome: 'fulfilled', reason: null };
+
+/**
+ * What a run does first with the purchase it recorded: a result at once, a license key to settle
+ * (a pool product; then `afterKey`), or the receipt to send.
+ */
+export function firstStepOf(recorded: RecordedPurchase, sendReceipt: boolean): RoundResult | 'settle-key' | 'send' {
+  if (recorded.revoked && !recorded.alreadyReported) return WITHDRAWN;
+  // Already recorded: by another run, or by this very item's earlier run (a repeated dispatch).
+  if (recorded.alreadyReported || (!recorded.created && recorded.receiptStatus !== 'failed')) return DUPLICATE;
+  if (recorded.licensePool) return 'settle-key';
+  return afterKey(sendReceipt);
+}
+
+/** A pool product's next step once its key is settled and not withdrawn. */
+export function afterKey(sendReceipt: boolean): RoundResult | 'send' {
+  return sendReceipt ? 'send' : FULFILLED;
+}
+
+/** A receipt that went out (or was withdrawn on the way): the round's result. */
+export function sentResult(sent: { withdrawn: boolean } | undefined): RoundResult {
+  // Runs recorded before revocation existed returned nothing: sent.
+  return sent?.withdrawn ? WITHDRAWN : FULFILLED;
+}
+
+/**
+ * The outcomes of a round's items: `starter` gets the round's result; the others joined it, so they
+ * are duplicates of the recorded purchase (errors, when none could be recorded).
+ */
+export function itemReportsOf(itemIds: string[], starter: string | undefined, result: RoundResult, recorded: RecordedPurchase | undefined): ItemOutcomeReport[] {
+  return itemIds.map((itemId): ItemOutcomeReport => {
+    if (itemId === starter) return { itemId, outcome: result.outcome, reason: result.reason, purchaseId: recorded?.purchaseId ?? null };
+    return recorded
+      ? { itemId, outcome: 'duplicate', reason: null, purchaseId: recorded.purchaseId }
+      : { itemId, outcome: 'error', reason: result.reason, purchaseId: null };
+  });
+}
+
+/**
+ * What `fulfilFirstRound` came to: the round's result with its items reported (and the alerts
+ * due); or the receipt's first attempt failed (permanently, or to be retried as a normal activity
+ * under the same key); or the purchase asked for something other than its receipt, which the run
+ * does itself.
+ */
+export type FirstRound =
+  | { recorded: RecordedPurchase; result: RoundResult; alerts: OrderAlertRequest[] }
+  | { recorded: RecordedPurchase; sendFailure: { permanent: boolean; message: string } }
+  | { recorded: RecordedPurchase };
 
 /** An order whose delivery entry ended `Error` with nothing delivered: one alert is due. */
 export interface OrderAlertRequest {

@@ -155,7 +155,7 @@ export class WorkflowStarter {
       await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof fulfilOrderLine>('fulfilOrderLine', {
         workflowId,
         taskQueue: this.taskQueue,
-        args: [{ ...input, receiptInTask: true }],
+        args: [{ ...input, receiptInTask: true, firstRoundInTask: true }],
         ...policies,
         typedSearchAttributes: this.searchAttributes(input.orgId, input.source, orderKey),
       }));

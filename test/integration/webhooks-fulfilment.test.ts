@@ -3,6 +3,7 @@
  * fulfilment work, and concurrent duplicate deliveries join one run (decisions §5).
  */
 import { readFile } from 'node:fs/promises';
+import { temporal } from '@temporalio/proto';
 import { Customer, Purchase, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS, type Platform } from '../../src/domain/platforms';
 import { createWorker } from '../../src/temporal/worker';
@@ -93,4 +94,21 @@ describe('concurrent duplicates', () => {
       expect(h.mailbox.messages().filter((m) => m.text.includes(org.name))).toHaveLength(skus.length);
     },
   );
+
+  test('a sale\'s run records it, sends the receipt and reports the item in one local activity: one workflow task, one marker', async () => {
+    const org = await seedWebhookOrg(h);
+    const res = await send(h.app, 'cart-e', org.orgId, orderBody('cart-e', org.orgId));
+    const entry = await finalEntry(h, res.body.deliveryIds![0]);
+    expect(entry.items.getItems().map((i) => i.outcome)).toEqual(SAMPLE_SKUS['cart-e'].map(() => 'fulfilled'));
+    await settled(h, entry.id);
+    const { events } = await h.temporal.workflow.getHandle(entry.workflowIds[0]).fetchHistory();
+    const { EventType } = temporal.api.enums.v1;
+    const count = (type: temporal.api.enums.v1.EventType) => events!.filter((e) => e.eventType === type).length;
+    // Each local activity is a marker and an activation of the workflow's sandbox.
+    expect({
+      markers: count(EventType.EVENT_TYPE_MARKER_RECORDED),
+      tasks: count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
+      completed: count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED),
+    }).toEqual({ markers: 1, tasks: 1, completed: 1 });
+  });
 });
