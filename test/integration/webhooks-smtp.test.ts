@@ -162,3 +162,43 @@ describe('with EMAIL_RETRY_WINDOW=5s', () => {
     await h.mailbox.waitFor((m) => m.subject === 'Order sale-451 from cart-e could not be fulfilled', 20_000);
   });
 });
+
+describe('with a relay that holds a receipt without answering', () => {
+  let h: Harness;
+  let org: WebhookOrg;
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let held = 0;
+  beforeAll(async () => {
+    h = await startHarness({
+      mailbox: {
+        // The first message to slow@ gets no answer until the test releases it.
+        beforeAccept: async (mail) => {
+          if (!mail.to.includes('slow@example.com') || held++ > 0) return;
+          await released;
+        },
+      },
+    });
+    org = await seedWebhookOrg(h);
+  });
+  afterAll(async () => {
+    release();
+    await h?.close();
+  });
+
+  test('the receipt\'s first attempt gives up after 20 s and the receipt goes as a normal activity, under the same Message-ID', async () => {
+    const res = await send(h.app, 'cart-e', org.orgId, cartE(org, 'slow@example.com', 'sale-held'));
+    const entry = await finalEntry(h, res.body.deliveryIds![0], 60_000);
+    expect(entry.items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+    const { events } = await h.temporal.workflow.getHandle(entry.workflowIds[0]).fetchHistory();
+    expect(events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name))
+      .toEqual(['sendReceipt']);
+    release();
+    await eventually(async () => (h.mailbox.messages().filter((m) => m.to.includes('slow@example.com')).length === 2 ? true : undefined), 20_000, 'the held message');
+    // The held first attempt and the activity's send are one message to mail systems.
+    expect(new Set(h.mailbox.messages().filter((m) => m.to.includes('slow@example.com')).map((m) => m.messageId)).size).toBe(1);
+    await settled(h, entry.id);
+  }, 90_000);
+});
