@@ -106,10 +106,11 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
   const runOnce = async (org: WebhookOrg): Promise<ReconciliationJson> => {
     const before = (await settingsOf(org)).lastRunAt;
     expect((await api(org, 'POST', '/run')).statusCode).toBe(202);
+    // A run whose page fails every attempt waits 30 s in backoff alone (RECONCILE_PAGE); on a loaded CI machine it took past 60 s.
     return eventually(async () => {
       const now = await settingsOf(org);
       return now.lastRunAt !== before ? now : undefined;
-    }, 60_000, 'the reconciliation run to finish');
+    }, 120_000, 'the reconciliation run to finish');
   };
 
   const receiptsOf = (orgId: string): Promise<number> => h.orm.em.fork().count(SentEmail, { organisation: orgId, kind: 'receipt', status: 'sent' });

@@ -368,7 +368,9 @@ test('an organisation\'s bulk rows (its integrators\' events, notices, reminders
     return claimed.filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
   });
   expect(await claimKinds(1)).toEqual(['fulfil-line']);
-  expect(await claimKinds(10)).toEqual(['fulfil-line', ...BULK_DISPATCH_KINDS]);
+  // The bulk rows are all due at the same instant: their order among themselves is the database's.
+  const [sale, ...bulk] = await claimKinds(10);
+  expect([sale, bulk.sort()]).toEqual(['fulfil-line', [...BULK_DISPATCH_KINDS].sort()]);
 
   await h.orm.em.fork().execute(`delete from workflow_dispatch where workflow_id like 'bulk-%'`);
   const dispatching = await apiProcess();

@@ -41,4 +41,4 @@ test('payments-c: a page that fails every attempt leaves the high-water mark, so
   const second = await runs.runOnce(org);
   expect(second.lastResult).toEqual({ pulled: 120, recovered: 70, alreadyKnown: 50, errors: 0 });
   await runs.receiptsReach(org.orgId, 120);
-}, 180_000);
+}, 300_000);

@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry traces (production shape, item 4): one trace from the webhook request through the
- * outbox dispatch, the workflow start and run, the receipt activity, to the SMTP send. Spans are
+ * outbox dispatch, the workflow start and run, the activity that sends the receipt, to the SMTP send. Spans are
  * kept by an in-memory exporter; the worker, the dispatcher and the app are the real ones, on the
  * real Temporal server and mail server.
  */
@@ -33,7 +33,7 @@ function ancestry(span: ReadableSpan, spans: ReadableSpan[]): ReadableSpan[] {
   return chain;
 }
 
-test('a webhook, its dispatch, the workflow, the receipt activity and the SMTP send share one trace, each span the child of the one before', async () => {
+test('a webhook, its dispatch, the workflow, its first-round activity (the receipt\'s first attempt) and the SMTP send share one trace, each span the child of the one before', async () => {
   const body = withOrderId('cart-e', withEmail('cart-e', orderBody('cart-e', org.orgId), 'traced@example.com'), 'traced-1');
   const incoming = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
   const res = await send(h.app, 'cart-e', org.orgId, body, { headers: incoming });
@@ -55,8 +55,8 @@ test('a webhook, its dispatch, the workflow, the receipt activity and the SMTP s
     'dispatch fulfil-line',
     'StartWorkflow:fulfilOrderLine',
     'RunWorkflow:fulfilOrderLine',
-    'StartActivity:sendReceipt',
-    'RunActivity:sendReceipt',
+    'StartActivity:fulfilFirstRound',
+    'RunActivity:fulfilFirstRound',
     'smtp send',
   ]);
   // The platform's own trace context is continued, not replaced.
