@@ -1,9 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { firstStepOf, itemReportsOf, sentResult, type FirstRound, type FulfilmentInput } from '../src/domain/fulfilment';
-import type { ActivityDeps } from './deps';
-import { deliveryActivities } from './deliveries';
-import { emailActivities } from './emails';
-import { purchaseActivities } from './purchases';
+import type { deliveryActivities } from './deliveries';
+import type { emailActivities } from './emails';
+import type { purchaseActivities } from './purchases';
+
+/** The activities the first round is made of, as createActivities built them. */
+type FirstRoundSteps = Pick<ReturnType<typeof purchaseActivities>, 'recordPurchase'>
+  & Pick<ReturnType<typeof emailActivities>, 'sendReceipt'>
+  & Pick<ReturnType<typeof deliveryActivities>, 'recordItemOutcomes'>;
 
 /**
  * How long the receipt's first attempt may take before the run goes on to retry it as a normal
@@ -13,11 +17,7 @@ import { purchaseActivities } from './purchases';
  */
 const FIRST_SEND_MS = 20_000;
 
-export function fulfilmentActivities(deps: ActivityDeps) {
-  const { recordPurchase } = purchaseActivities(deps);
-  const { sendReceipt } = emailActivities(deps);
-  const { recordItemOutcomes } = deliveryActivities(deps);
-
+export function fulfilmentActivities({ recordPurchase, sendReceipt, recordItemOutcomes }: FirstRoundSteps) {
   return {
     /**
      * A fulfilment run's first round as one local activity: each local activity costs the run a

@@ -16,11 +16,11 @@ export type { ActivityDeps } from './deps';
 
 /** Every activity of the service, built from its dependencies (no module-level singletons). */
 export function createActivities(deps: ActivityDeps) {
+  // Built once: the first round (fulfilFirstRound) is made of these same activities.
+  const steps = { ...purchaseActivities(deps), ...emailActivities(deps), ...deliveryActivities(deps) };
   return {
-    ...purchaseActivities(deps),
-    ...emailActivities(deps),
-    ...deliveryActivities(deps),
-    ...fulfilmentActivities(deps),
+    ...steps,
+    ...fulfilmentActivities(steps),
     ...freshLinkActivities(deps),
     ...licenseActivities(deps),
     ...revocationActivities(deps),
