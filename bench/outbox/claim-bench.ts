@@ -2,7 +2,7 @@
  * The outbox claim (src/outbox/outbox-store, claimDueRows) on a deep outbox against a shallow one,
  * in the same run on the same database: 500 waiting sales of one organisation beside 3 of another,
  * then the same with 20,000 waiting bulk rows (an integrator's events) and 1,500 more sales of the first. Each claim is
- * the dispatcher's, in a transaction rolled back, so every round claims from the same rows. Target:
+ * the dispatcher's (a lease), in a transaction rolled back, so every round claims from the same rows. Target:
  * the deep claim ≤ 1.5× the shallow one (a claim reads a few index entries per organisation, never
  * the whole outbox).
  *
@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { claimDueRows, type EngineRunLimits } from '../../src/outbox/outbox-store';
+import { CLAIM_LEASE_MS } from '../../src/temporal/dispatcher';
 import { createTestDatabase } from '../../test/helpers/database';
 import { runBenchmark } from '../lib/run';
 
@@ -36,7 +37,7 @@ class RolledBack extends Error {}
 async function timeClaims(orm: Orm): Promise<{ ms: number; claimed: Record<string, number> }> {
   let claimed: Record<string, number> = {};
   const claim = () => orm.em.fork().transactional(async (tx) => {
-    const rows = await claimDueRows(tx, BATCH, LIMITS);
+    const rows = await claimDueRows(tx, BATCH, LIMITS, CLAIM_LEASE_MS);
     claimed = {};
     for (const row of rows) claimed[row.kind] = (claimed[row.kind] ?? 0) + 1;
     throw new RolledBack();

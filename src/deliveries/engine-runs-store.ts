@@ -3,16 +3,21 @@
  * items whose run was started (or joined) by the dispatcher and that have no outcome yet. SQL
  * fragments for the outbox's statements (src/outbox/outbox-store), which own no item.
  *
- * The mark is set when the dispatcher deletes the item's outbox row, in the same statement, so a
- * count reads only the items in the engine (a partial index), never an organisation's backlog
- * waiting in the outbox; the mark's time also tells how many runs an organisation started while its
+ * The mark is set when a dispatcher leases the item's outbox row, in the same statement, and taken
+ * off again if the start fails, so a count reads only the items in the engine or on their way in (a
+ * partial index), never an organisation's backlog waiting in the outbox; the mark's time also tells how many runs an organisation started while its
  * oldest sale waited (an index on it): the share of the engine it was getting.
  */
 import { sql, type Parameters, type Sql } from '../db/sql';
 
-/** Sets the mark of the items `itemIds` (a query giving their ids): their runs were started or joined. */
+/** Sets the mark of the items `itemIds` (a query giving their ids): their runs are being started or joined. */
 export function markRunsStarted(itemIds: Sql): Sql {
   return sql`update webhook_delivery_item set run_started_at = now() where id in (${itemIds}) and run_started_at is null`;
+}
+
+/** Takes the mark off the undecided items `itemIds` (a query giving their ids): their starts failed and wait for a retry. */
+export function clearRunsStarted(itemIds: Sql): Sql {
+  return sql`update webhook_delivery_item set run_started_at = null where id in (${itemIds}) and outcome is null`;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The outbox's SQL. Owns `workflow_dispatch`: rows written in the same transaction as the request
- * they serve (alone, or as the last part of another statement), claimed by a dispatcher with
+ * they serve (alone, or as the last part of another statement), leased by a dispatcher with
  * `for update skip locked` a few per organisation at a time, deleted once Temporal took them,
  * pushed back when it did not, kept as dead letters when it refused them for good, and counted for
  * /readyz, the dashboard and the front door's backlog cap.
@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { BULK_DISPATCH_KINDS, type DispatchKind } from '../domain/dispatch';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql } from '../db/sql';
-import { markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
+import { clearRunsStarted, markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
 
 /** The key under which rows of no organisation (a buyer's fresh links) are claimed together. */
 const NO_ORGANISATION = '00000000-0000-0000-0000-000000000000';
@@ -90,7 +90,7 @@ const NIL = trustedSql(`'${NO_ORGANISATION}'::uuid`);
 const firstDue = (lane: 0 | 1) => sql`(select w.due_at from workflow_dispatch w
          where ${KEY} = keys.k and ${LANE} = ${trustedSql(String(lane))} and w.dead_at is null and w.due_at <= now() order by w.due_at limit 1)`;
 
-const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string }>(
+const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string; leaseMs: number }>(
   { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
   (p) => sql`with recursive keys as (
        (select ${trustedSql(claimKey())} as k from workflow_dispatch where dead_at is null order by 1 limit 1)
@@ -104,15 +104,18 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
      share as (select ceil(${p.limit}::numeric / nullif(count(*), 0))::int as rows from due),
      -- Rows of no organisation (a buyer's fresh links) take no place of the engine's budget.
      unowned as (select coalesce(least(count(*), (select rows from share)), 0) as rows from workflow_dispatch w
-                  where ${KEY} = ${NIL} and w.dead_at is null and w.due_at <= now())
-     select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
-     from (select k, runs from busy where runs < ${p.runsPerOrganisation}
-           order by organisation_id is not null, starts, runs, oldest) o
-     cross join lateral (
-       select w.* from workflow_dispatch w
-       where ${KEY} = o.k and w.dead_at is null and w.due_at <= now()
-       order by ${LANE}, w.due_at limit least(${p.runsPerOrganisation} - o.runs, (select rows from share)) for update skip locked) d
-     limit least(${p.limit}, (select rows from unowned) + greatest(0, ${p.engineRuns} - ${runsInEngine(p, 'everyone')}))`,
+                  where ${KEY} = ${NIL} and w.dead_at is null and w.due_at <= now()),
+     picked as (select d.id, d.organisation_id, d.kind, d.workflow_id, d.payload, d.attempts, d.refusals, d.trace_parent
+       from (select k, runs from busy where runs < ${p.runsPerOrganisation}
+             order by organisation_id is not null, starts, runs, oldest) o
+       cross join lateral (
+         select w.* from workflow_dispatch w
+         where ${KEY} = o.k and w.dead_at is null and w.due_at <= now()
+         order by ${LANE}, w.due_at limit least(${p.runsPerOrganisation} - o.runs, (select rows from share)) for update skip locked) d
+       limit least(${p.limit}, (select rows from unowned) + greatest(0, ${p.engineRuns} - ${runsInEngine(p, 'everyone')}))),
+     leased as (update workflow_dispatch w set due_at = now() + ${p.leaseMs}::int * interval '1 millisecond' from picked where w.id = picked.id),
+     marked as (${markRunsStarted(sql`select (payload->>'deliveryItemId')::uuid from picked where kind = 'fulfil-line'`)})
+     select * from picked`,
 );
 
 /**
@@ -129,37 +132,43 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
  * whose runs the flood slowed held as many places as the flooding one and fell behind; counted by
  * starts over a fixed window, it lost to a newly flooding tenant for a window after its own busy
  * spell.) The engine's queue, which every run waits in, stays as short as the budget; alone, an
- * organisation has the whole budget. Another loop's claim in
- * flight is not counted until it commits, so loops claiming at once may pass the budget by a batch.
- * Rows another transaction holds are skipped, not waited for. Each share is locked as the outer
- * limit reads it, so no row is locked that is not returned.
+ * organisation has the whole budget.
+ *
+ * The claim is a lease, committed at once: its rows fall due again `leaseMs` later (so a process that
+ * dies with rows in hand only delays them), and their webhook items count as runs in the engine from
+ * the claim on (so every later claim, of any process, sees the places taken). Nobody holds a
+ * transaction open while the engine answers. Rows another claim is leasing are skipped, not waited
+ * for. Each share is locked as the outer limit reads it, so no row is leased that is not returned.
  */
-export function claimDueRows(tx: EntityManager, limit: number, runs: EngineRunLimits): Promise<ClaimedDispatchRow[]> {
+export function claimDueRows(tx: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRow[]> {
   return claimDue.rows(tx, {
-    runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, fairnessWindowMs: runs.fairnessWindowMs, limit, parked: WAITING_FOR_KEY_REASON,
+    runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, fairnessWindowMs: runs.fairnessWindowMs, limit, parked: WAITING_FOR_KEY_REASON, leaseMs,
   });
 }
 
 const deleteDispatches = statement<NoRows, { ids: string }>(
   {},
-  (p) => sql`with gone as (delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid)
-      returning case when kind = 'fulfil-line' then (payload->>'deliveryItemId')::uuid end as item_id)
-    ${markRunsStarted(sql`select item_id from gone where item_id is not null`)}`,
+  (p) => sql`delete from workflow_dispatch where id in (select jsonb_array_elements_text(${p.ids}::jsonb)::uuid)`,
 );
 
-/** Rows Temporal took: gone from the outbox, and the webhook items whose runs they started marked as in the engine. */
+/** Rows Temporal took: gone from the outbox (their webhook items were marked as in the engine by the claim). */
 export async function deleteDispatchRows(tx: EntityManager, ids: string[]): Promise<void> {
   await deleteDispatches.run(tx, { ids: JSON.stringify(ids) });
 }
 
 const postpone = statement<NoRows, { failures: string }>(
   {},
-  (p) => sql`update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + f.refused::int, last_error = f.error,
+  (p) => sql`with later as (update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + f.refused::int, last_error = f.error,
        due_at = now() + f.retry_in_ms * interval '1 millisecond'
-     from jsonb_to_recordset(${p.failures}::jsonb) as f(id uuid, retry_in_ms int, error text, refused boolean) where d.id = f.id`,
+     from jsonb_to_recordset(${p.failures}::jsonb) as f(id uuid, retry_in_ms int, error text, refused boolean) where d.id = f.id
+     returning case when d.kind = 'fulfil-line' then (d.payload->>'deliveryItemId')::uuid end as item_id)
+    ${clearRunsStarted(sql`select item_id from later where item_id is not null`)}`,
 );
 
-/** Rows to try again later: each with its delay, its (already shortened) error and whether the engine refused it. */
+/**
+ * Rows to try again later: each with its delay, its (already shortened) error and whether the engine
+ * refused it. Their webhook items no longer count as runs in the engine: their places go to others.
+ */
 export async function postponeDispatchRows(
   tx: EntityManager,
   failures: Array<{ id: string; retry_in_ms: number; error: string; refused: boolean }>,

@@ -1,6 +1,6 @@
 /**
  * The outbox table (`workflow_dispatch`): rows are written in the same transaction as the request
- * they serve, claimed by a dispatcher with `for update skip locked` (so two API processes never hold
+ * they serve, leased by a dispatcher with `for update skip locked` (so two API processes never hold
  * the same row) a few per organisation at a time, within the engine's budget of runs, deleted once Temporal took them, pushed back when
  * it did not, and kept as dead letters when it refused them for good.
  */
@@ -51,9 +51,9 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
   await insertDispatchRows(em, dispatchRows(dispatches));
 }
 
-/** Locks up to `limit` due rows for the caller's transaction, within the engine's budget of runs (see claimDueRows). */
-export async function claimDueDispatches(tx: EntityManager, limit: number, runs: EngineRunLimits): Promise<ClaimedDispatch[]> {
-  const rows = await claimDueRows(tx, limit, runs);
+/** Leases up to `limit` due rows for `leaseMs`, within the engine's budget of runs (see claimDueRows). */
+export async function claimDueDispatches(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatch[]> {
+  const rows = await claimDueRows(em, limit, runs, leaseMs);
   return rows.map((r) => ({
     id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,
     attempts: r.attempts, refusals: r.refusals, traceParent: r.trace_parent,

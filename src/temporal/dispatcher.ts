@@ -1,12 +1,16 @@
 /**
- * The outbox dispatcher that runs in every API process: claims due `workflow_dispatch` rows in
- * batches (`for update skip locked`, so no row is in two processes' hands at once; an equal share
- * per organisation, and the engine's places first to the organisation with the fewest runs there,
- * so one organisation's backlog delays only itself), starts or joins their workflows,
- * deletes the rows Temporal took, pushes back with jitter those it could not be asked about or
- * refused for now, and turns into dead letters those it refused for good or too often. A row
- * dispatched twice (a crash between Temporal's answer and the delete) changes nothing: workflow ids,
- * the database's unique keys and "an item's outcome is written once" make every step repeatable.
+ * The outbox dispatcher that runs in every API process: leases due `workflow_dispatch` rows (`for
+ * update skip locked`, committed at once: no row is in two processes' hands, and no transaction stays
+ * open while the engine answers; an equal share per organisation, and the engine's places first to
+ * the organisation with the fewest runs there, so one organisation's backlog delays only itself),
+ * starts or joins each row's workflow on its own, and as each answer comes, deletes the rows Temporal
+ * took, pushes back with jitter those it could not be asked about or refused for now, and turns into
+ * dead letters those it refused for good or too often. A loop claims again as soon as it has room
+ * and something is due, not when the slowest start of a batch answers: a sale that comes in while
+ * the engine is slow waits for a place in the engine, never for other organisations' starts. A row
+ * dispatched twice (a process that died before its answer was written: the lease runs out) changes
+ * nothing: workflow ids, the database's unique keys and "an item's outcome is written once" make
+ * every step repeatable.
  */
 import { dispatchRetryDelayMs } from '../domain/dispatch';
 import type { Orm } from '../db/orm';
@@ -26,11 +30,11 @@ import { dispatchFailureKind, dispatchFailureText, type WorkflowStarter } from '
 export interface DispatcherOptions extends EngineRunLimits {
   orm: Orm;
   starter: Pick<WorkflowStarter, 'dispatch'>;
-  /** Rows one loop claims at a time (their starts run side by side). */
+  /** Starts one loop has in flight at most (each claim takes no more than the room left). */
   batchSize: number;
   /** Refusals (not unreachability) after which a row becomes a dead letter. */
   maxRefusals: number;
-  /** Loops per process: while one waits on Temporal, another claims what was recorded meanwhile. */
+  /** Loops per process, each with its own starts in flight. */
   loops: number;
   /** How often an idle loop looks for rows other processes recorded or that came due again. */
   pollIntervalMs: number;
@@ -43,10 +47,36 @@ export interface DispatcherOptions extends EngineRunLimits {
 /** Longest pause of a loop that found Temporal out of reach: it comes back quickly. */
 const MAX_LOOP_PAUSE_MS = 5_000;
 
-interface BatchResult {
-  claimed: number;
-  taken: number;
+/**
+ * How long a claimed row is the claimer's: after it, the row is due again for any process. Well
+ * past the longest a start may take (the client's 5 s deadline and its retries), so a row is started
+ * twice only when its process died holding it; short enough that such a row waits half a minute.
+ */
+export const CLAIM_LEASE_MS = 30_000;
+
+/**
+ * Least time between claims while they keep finding nothing. Every sale and every run's end wakes the
+ * dispatcher; during a flood whose organisation has all its places, each would cost a claim that
+ * finds nothing. Once two empty claims come within the gap, wake-ups within it are served by one
+ * claim after it; a lone wake-up (a quiet tenant's sale) is claimed at once.
+ */
+const EMPTY_CLAIM_GAP_MS = 50;
+
+/** The engine's answers not yet written to the outbox. */
+interface Answers {
+  taken: string[];
+  later: DispatchFailure[];
+  dead: Array<{ row: ClaimedDispatch; error: string }>;
   unreachable: number;
+}
+
+const noAnswers = (): Answers => ({ taken: [], later: [], dead: [], unreachable: 0 });
+
+/** One loop's starts in flight, and whether the engine's last answer to it was "out of reach". */
+interface LoopState {
+  inFlight: Set<Promise<void>>;
+  unreachable: boolean;
+  pauseMs: number;
 }
 
 export class WorkflowDispatcher {
@@ -55,6 +85,10 @@ export class WorkflowDispatcher {
   private sleepers: Array<{ wake: () => void; nudgeable: boolean }> = [];
   private prepared: Promise<void> | undefined;
   private nudged = false;
+  private answers = noAnswers();
+  private writing: Promise<void> | undefined;
+  private lastEmptyClaimAt = 0;
+  private emptyClaimsCrowd = false;
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -68,61 +102,79 @@ export class WorkflowDispatcher {
   nudge(): void {
     const sleeper = this.sleepers.find((s) => s.nudgeable);
     if (sleeper) sleeper.wake();
-    // Every loop is busy: the next one to finish looks again at once instead of sleeping.
+    // No loop waits for work (each is claiming, pausing or full): the next to wait looks again at once instead.
     else this.nudged = true;
   }
 
-  /** Lets the batches in hand finish (their rows are committed or given back), then stops. */
+  /** Lets the starts in flight answer and their answers be written, then stops. */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const sleeper of [...this.sleepers]) sleeper.wake();
     await Promise.all(this.running);
     this.running = [];
+    await this.writing;
+  }
+
+  /** Starts (or joins) one row's workflow and files the engine's answer for writing; never throws. */
+  private async dispatchOne(row: ClaimedDispatch, state: LoopState): Promise<void> {
+    try {
+      await inSpan(`dispatch ${row.kind}`, { traceParent: row.traceParent, kind: SpanKind.PRODUCER, attributes: { 'workflow.id': row.workflowId } },
+        () => this.options.starter.dispatch(row));
+      state.unreachable = false;
+      state.pauseMs = 0;
+      this.answers.taken.push(row.id);
+    } catch (error) {
+      const message = dispatchFailureText(error);
+      const kind = dispatchFailureKind(error);
+      if (kind === 'unreachable') {
+        state.unreachable = true;
+        this.answers.unreachable += 1;
+      }
+      if (kind === 'permanent' || (kind === 'refused' && row.refusals + 1 >= this.options.maxRefusals)) {
+        this.answers.dead.push({ row, error: message });
+      } else {
+        const random = this.options.random ?? Math.random;
+        this.answers.later.push({ id: row.id, error: message, retryInMs: dispatchRetryDelayMs(row.attempts + 1, random()), refused: kind === 'refused' });
+      }
+    }
+    this.writing ??= this.writeAnswers();
   }
 
   /**
-   * One batch: claim, dispatch side by side, commit what Temporal took, what it could not be asked
-   * about or refused for now, and what it refused for good. Returns how many rows were claimed,
-   * how many were taken, and how many found the engine out of reach.
+   * Writes the answers gathered so far in one transaction, and again while more came meanwhile (so
+   * under load one write carries many). A write that fails loses nothing: its rows come due again
+   * when their lease runs out, and a second start of a run the engine took only joins it.
    */
-  private async dispatchBatch(): Promise<BatchResult> {
-    const random = this.options.random ?? Math.random;
-    return this.options.orm.em.fork().transactional(async (tx) => {
-      const rows = await claimDueDispatches(tx, this.options.batchSize, this.options);
-      const done: string[] = [];
-      const failures: DispatchFailure[] = [];
-      const dead: Array<{ row: ClaimedDispatch; error: string }> = [];
-      let unreachable = 0;
-      await Promise.all(rows.map(async (row: ClaimedDispatch) => {
-        try {
-          await inSpan(`dispatch ${row.kind}`, { traceParent: row.traceParent, kind: SpanKind.PRODUCER, attributes: { 'workflow.id': row.workflowId } },
-            () => this.options.starter.dispatch(row));
-          done.push(row.id);
-        } catch (error) {
-          const message = dispatchFailureText(error);
-          const kind = dispatchFailureKind(error);
-          if (kind === 'unreachable') unreachable += 1;
-          if (kind === 'permanent' || (kind === 'refused' && row.refusals + 1 >= this.options.maxRefusals)) {
-            dead.push({ row, error: message });
-            return;
-          }
-          failures.push({ id: row.id, error: message, retryInMs: dispatchRetryDelayMs(row.attempts + 1, random()), refused: kind === 'refused' });
-        }
-      }));
-      await completeDispatches(tx, done);
-      await postponeDispatches(tx, failures);
-      await deadLetterDispatches(tx, dead);
-      if (failures.length > 0) {
-        this.options.log.warn({ postponed: failures.length, unreachable, claimed: rows.length, error: failures[0].error }, 'workflow dispatch not taken; rows will be retried');
+  private async writeAnswers(): Promise<void> {
+    while (this.answers.taken.length + this.answers.later.length + this.answers.dead.length > 0) {
+      const answers = this.answers;
+      this.answers = noAnswers();
+      try {
+        await this.options.orm.em.fork().transactional(async (tx) => {
+          await completeDispatches(tx, answers.taken);
+          await postponeDispatches(tx, answers.later);
+          await deadLetterDispatches(tx, answers.dead);
+        });
+      } catch (error) {
+        this.options.log.warn({ err: error, rows: answers.taken.length + answers.later.length + answers.dead.length },
+          'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends');
+        continue;
       }
-      if (dead.length > 0) {
+      const answered = answers.taken.length + answers.later.length + answers.dead.length;
+      if (answers.later.length > 0) {
+        this.options.log.warn(
+          { postponed: answers.later.length, unreachable: answers.unreachable, answered, error: answers.later[0].error },
+          'workflow dispatch not taken; rows will be retried',
+        );
+      }
+      if (answers.dead.length > 0) {
         this.options.log.error(
-          { deadLetters: dead.length, claimed: rows.length, workflowId: dead[0].row.workflowId, error: dead[0].error },
+          { deadLetters: answers.dead.length, answered, workflowId: answers.dead[0].row.workflowId, error: answers.dead[0].error },
           'workflow dispatch refused for good; rows kept as dead letters',
         );
       }
-      return { claimed: rows.length, taken: done.length, unreachable };
-    });
+    }
+    this.writing = undefined;
   }
 
   private async prepareOnce(): Promise<void> {
@@ -134,29 +186,49 @@ export class WorkflowDispatcher {
   }
 
   private async loop(): Promise<void> {
-    let pauseMs = 0;
+    const state: LoopState = { inFlight: new Set(), unreachable: false, pauseMs: 0 };
+    let passFailed = false;
     while (!this.stopping) {
-      let result: BatchResult;
+      if (state.inFlight.size >= this.options.batchSize) {
+        await Promise.race(state.inFlight);
+        continue;
+      }
+      // Only an engine out of reach (or PostgreSQL, or the preparation) pauses the loop: rows the
+      // engine refused are already pushed back or dead letters, and the rows behind them (other
+      // organisations') must not wait for them. The pause is taken once per such answer.
+      if (state.unreachable || passFailed) {
+        state.unreachable = false;
+        state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
+        await this.idle(state.pauseMs, false);
+      }
+      const gapLeft = this.lastEmptyClaimAt + EMPTY_CLAIM_GAP_MS - Date.now();
+      if (this.emptyClaimsCrowd && gapLeft > 0) await this.idle(gapLeft, false);
+      if (this.stopping) break;
+      let rows: ClaimedDispatch[];
       try {
         await this.prepareOnce();
-        result = await this.dispatchBatch();
+        rows = await claimDueDispatches(this.options.orm.em.fork(), this.options.batchSize - state.inFlight.size, this.options, CLAIM_LEASE_MS);
+        passFailed = false;
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
         this.options.log.warn({ err: error }, 'workflow dispatcher: pass failed');
-        result = { claimed: 0, taken: 0, unreachable: 1 };
-      }
-      // Only an engine out of reach pauses the loop: rows it refused are already pushed back or dead
-      // letters, and the rows behind them (other organisations') must not wait for them.
-      if (result.unreachable > 0 && result.taken === 0) {
-        pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, pauseMs * 2));
-        await this.idle(pauseMs, false);
+        passFailed = true;
         continue;
       }
-      pauseMs = 0;
-      // A batch holds only a share of each organisation's due rows: after any claim more may be due
-      // at once; after none, wait for a nudge or the next poll.
-      if (result.claimed === 0) await this.idle(this.options.pollIntervalMs, true);
+      for (const row of rows) {
+        const start: Promise<void> = this.dispatchOne(row, state).finally(() => state.inFlight.delete(start));
+        state.inFlight.add(start);
+      }
+      // A claim takes only a share of each organisation's due rows: after any, more may be due at
+      // once; after none, wait for a nudge (a sale, a freed place) or the next poll.
+      const now = Date.now();
+      this.emptyClaimsCrowd = rows.length === 0 && now - this.lastEmptyClaimAt < EMPTY_CLAIM_GAP_MS;
+      if (rows.length === 0) {
+        this.lastEmptyClaimAt = now;
+        await this.idle(this.options.pollIntervalMs, true);
+      }
     }
+    await Promise.all(state.inFlight);
   }
 
   private idle(ms: number, nudgeable: boolean): Promise<void> {

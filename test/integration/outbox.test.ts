@@ -13,7 +13,7 @@ import { BULK_DISPATCH_KINDS, type DispatchRequest, type NewDispatch } from '../
 import { buildApiApp } from '../../src/roles';
 import { claimDueDispatches } from '../../src/services/workflow-outbox';
 import type { WorkflowStarter } from '../../src/temporal/client';
-import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
+import { CLAIM_LEASE_MS, WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
 import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
 import { seedUser } from '../helpers/seed';
@@ -28,6 +28,8 @@ import {
   withEmail,
   type WebhookOrg,
 } from '../helpers/webhooks';
+
+class RolledBack extends Error {}
 
 let h: Harness;
 let org: WebhookOrg;
@@ -111,6 +113,11 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
   } finally {
     await down.close();
   }
+  // The stopped process wrote every answer: a start that failed gave its place in the engine back,
+  // and the items wait counted as none there.
+  const counted = await h.orm.em.fork().execute<Array<{ n: string }>>(
+    `select count(*) as n from webhook_delivery_item where delivery_id in (select jsonb_array_elements_text(?::jsonb)::uuid) and run_started_at is not null`, [JSON.stringify(ids)]);
+  expect(Number(counted[0].n)).toBe(0);
 
   const back = await apiProcess();
   try {
@@ -176,6 +183,75 @@ test('two API processes never hold the same row at once, and every row is dispat
   expect([...calls.values()].every((n) => n === 1)).toBe(true);
   for (const id of ids) expect((await finalEntry(h, id)).status).toBe('Success');
   expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: { $like: 'pair-%' } })).toBe(orders.length);
+});
+
+/** A dispatcher of this test's own (one loop, polling every 50 ms) over the harness's database, starting through `starter`. */
+function testDispatcher(starter: Pick<WorkflowStarter, 'dispatch'>, batchSize = 10): WorkflowDispatcher {
+  return new WorkflowDispatcher({
+    orm: h.orm, starter, batchSize, loops: 1, pollIntervalMs: 50, maxRefusals: 10,
+    runsPerOrganisation: 1000, engineRuns: 1000, fairnessWindowMs: 30_000,
+    log: { warn: () => undefined, error: () => undefined },
+  });
+}
+
+test('an organisation whose starts the engine answers slowly does not hold back another organisation\'s start', async () => {
+  const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  for (let i = 0; i < 3; i += 1) await send(h.app, 'cart-e', org.orgId, cartE(`slow-${i}`));
+  const slowStarts = new Set<string>();
+  let releaseSlow: () => void = () => undefined;
+  const slowAnswered = new Promise<void>((resolve) => { releaseSlow = resolve; });
+  const startedAt = new Map<string, number>();
+  const dispatcher = testDispatcher({
+    async dispatch(request: NewDispatch) {
+      startedAt.set(request.workflowId, Date.now());
+      // The first organisation's starts hang (an engine slow to answer them) until the test lets them go.
+      if (request.workflowId.includes('/cart-e/slow-')) {
+        slowStarts.add(request.workflowId);
+        await slowAnswered;
+      }
+      return h.starter.dispatch(request);
+    },
+  });
+  dispatcher.start();
+  try {
+    await eventually(async () => (slowStarts.size === 3 ? true : undefined), 20_000, 'the slow organisation\'s three starts to be in flight');
+    const recorded = Date.now();
+    const quick = await send(h.app, 'cart-e', other.orgId, withEmail('cart-e', orderBody('cart-e', other.orgId, 'quick-1'), 'quick@example.com'));
+    dispatcher.nudge();
+    expect((await finalEntry(h, quick.body.deliveryIds![0])).status).toBe('Success');
+    const quickStart = [...startedAt].find(([id]) => id.includes('/cart-e/quick-1/'))![1];
+    // Well inside the slow starts, which still hang: it waited for no batch of theirs.
+    expect(quickStart - recorded).toBeLessThan(2_000);
+    expect(slowStarts.size).toBe(3);
+    releaseSlow();
+    await emptyOutbox();
+  } finally {
+    releaseSlow();
+    await dispatcher.stop();
+  }
+});
+
+test('rows a process held when it died (its lease committed, no answer written) are started by another once the lease ends, and count as runs in the engine meanwhile', async () => {
+  const res = await send(h.app, 'cart-e', org.orgId, cartE('orphan-1'));
+  const leaseMs = 3_000;
+  const [held] = await claimDueDispatches(h.orm.em.fork(), 10, { runsPerOrganisation: 1000, engineRuns: 1000, fairnessWindowMs: 30_000 }, leaseMs);
+  const leasedAt = Date.now();
+  expect(held.workflowId).toContain('/cart-e/orphan-1/');
+  const inEngine = () => h.orm.em.fork().execute<Array<{ n: string }>>(
+    'select count(*) as n from webhook_delivery_item where delivery_id = ? and run_started_at is not null and outcome is null', [res.body.deliveryIds![0]]);
+  expect(Number((await inEngine())[0].n)).toBe(1);
+
+  const starts: number[] = [];
+  const dispatcher = testDispatcher({ dispatch: (request: NewDispatch) => { if (request.kind === 'fulfil-line') starts.push(Date.now()); return h.starter.dispatch(request); } });
+  dispatcher.start();
+  try {
+    expect((await finalEntry(h, res.body.deliveryIds![0])).items.getItems().map((i) => i.outcome)).toEqual(['fulfilled']);
+    await emptyOutbox();
+  } finally {
+    await dispatcher.stop();
+  }
+  expect(starts).toHaveLength(1);
+  expect(starts[0] - leasedAt).toBeGreaterThanOrEqual(leaseMs - 100);
 });
 
 /** Records a delivery, keeps a copy of its outbox row, and lets a process dispatch it to the end. */
@@ -362,11 +438,18 @@ test('an organisation\'s bulk rows (its integrators\' events, notices, reminders
   } finally {
     await app.close();
   }
-  const claimKinds = (runsPerOrganisation: number) => h.orm.em.fork().transactional(async (tx) => {
-    const claimed = await claimDueDispatches(tx, 100, { runsPerOrganisation, engineRuns: 100, fairnessWindowMs: 30_000 });
-    tx.clear();
-    return claimed.filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
-  });
+  // Each claim's lease is rolled back, so the next one finds the same rows due.
+  const claimKinds = async (runsPerOrganisation: number) => {
+    let kinds: string[] = [];
+    await h.orm.em.fork().transactional(async (tx) => {
+      const claimed = await claimDueDispatches(tx, 100, { runsPerOrganisation, engineRuns: 100, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS);
+      kinds = claimed.filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
+      throw new RolledBack();
+    }).catch((error: unknown) => {
+      if (!(error instanceof RolledBack)) throw error;
+    });
+    return kinds;
+  };
   expect(await claimKinds(1)).toEqual(['fulfil-line']);
   // The bulk rows are all due at the same instant: their order among themselves is the database's.
   const [sale, ...bulk] = await claimKinds(10);

@@ -10,6 +10,7 @@
 import { WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
 import { WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
 import { claimDueDispatches } from '../../src/services/workflow-outbox';
+import { CLAIM_LEASE_MS } from '../../src/temporal/dispatcher';
 import { FREED_PLACES_APPLICATION } from '../../src/temporal/engine-places';
 import { startHarness, type Harness } from '../helpers/harness';
 import { workerProcesses } from '../helpers/worker-process';
@@ -151,7 +152,7 @@ describe('the engine\'s places (no worker: a run started stays in the engine unt
 
   test('they are one budget for all organisations; a place that frees goes to the organisation with none in the engine', async () => {
     // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
-    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, fairnessWindowMs: 30_000 }))).toEqual([]);
+    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS))).toEqual([]);
     const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
     for (let i = 0; i < 5; i += 1) await sell(busy, `busy-${i}`);
     await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start');
