@@ -5,8 +5,9 @@
  *
  * The mark is set when a dispatcher leases the item's outbox row, in the same statement, and taken
  * off again if the start fails, so a count reads only the items in the engine or on their way in (a
- * partial index), never an organisation's backlog waiting in the outbox; the mark's time also tells how many runs an organisation started while its
- * oldest sale waited (an index on it): the share of the engine it was getting.
+ * partial index), never an organisation's backlog waiting in the outbox; the mark's time also tells
+ * how many runs an organisation started while its oldest sale waited (an index on it): the share of
+ * the engine it was getting.
  */
 import { sql, type Parameters, type Sql } from '../db/sql';
 

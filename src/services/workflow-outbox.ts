@@ -1,8 +1,9 @@
 /**
  * The outbox table (`workflow_dispatch`): rows are written in the same transaction as the request
  * they serve, leased by a dispatcher with `for update skip locked` (so two API processes never hold
- * the same row) a few per organisation at a time, within the engine's budget of runs, deleted once Temporal took them, pushed back when
- * it did not, and kept as dead letters when it refused them for good.
+ * the same row) a few per organisation at a time, within the engine's budget of runs, deleted once
+ * Temporal took them, pushed back when it did not, and kept as dead letters when it refused them for
+ * good.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
