@@ -3,11 +3,12 @@
  * update skip locked`, committed at once: no row is in two processes' hands, and no transaction stays
  * open while the engine answers; an equal share per organisation, and the engine's places first to
  * the organisation with the fewest runs there, so one organisation's backlog delays only itself),
- * starts or joins each row's workflow on its own, and as each answer comes, deletes the rows Temporal
- * took, pushes back with jitter those it could not be asked about or refused for now, and turns into
- * dead letters those it refused for good or too often. A loop claims again as soon as it has room
- * and something is due, not when the slowest start of a batch answers: a sale that comes in while
- * the engine is slow waits for a place in the engine, never for other organisations' starts. A row
+ * starts or joins each row's workflow on its own, and with the answers of a moment together, deletes
+ * the rows Temporal took, pushes back with jitter those it could not be asked about or refused for
+ * now, and turns into dead letters those it refused for good or too often. A loop claims again as
+ * soon as it has room and something is due, not when the slowest start of a batch answers: a sale
+ * that comes in while the engine is slow waits for a place in the engine, never for other
+ * organisations' starts. A row
  * dispatched twice (a process that died before its answer was written: the lease runs out) changes
  * nothing: workflow ids, the database's unique keys and "an item's outcome is written once" make
  * every step repeatable.
@@ -55,12 +56,21 @@ const MAX_LOOP_PAUSE_MS = 5_000;
 export const CLAIM_LEASE_MS = 30_000;
 
 /**
- * Least time between claims while they keep finding nothing. Every sale and every run's end wakes the
- * dispatcher; during a flood whose organisation has all its places, each would cost a claim that
- * finds nothing. Once two empty claims come within the gap, wake-ups within it are served by one
- * claim after it; a lone wake-up (a quiet tenant's sale) is claimed at once.
+ * Least time between a process's claims while each finds only part of what it asked for. Every sale
+ * and every run's end wakes the dispatcher; in a drain, places free one by one, and a claim for each
+ * would cost a claim per run (a few milliseconds of PostgreSQL each); during a flood whose
+ * organisation has all its places, every sale would cost a claim that finds nothing. Paced, a claim
+ * takes what freed in the gap at once. A claim that was full goes on at once (more is due), and so
+ * does a lone wake-up after a quiet spell (a quiet tenant's sale is claimed as it comes).
  */
-const EMPTY_CLAIM_GAP_MS = 50;
+const CLAIM_GAP_MS = 100;
+
+/**
+ * How long the engine's answers gather before they are written: one transaction (one commit) then
+ * carries many of them instead of one per start. Nobody waits on the write: a row Temporal took is
+ * already running, and until the write its lease keeps it from being claimed again.
+ */
+const ANSWER_GATHER_MS = 200;
 
 /** The engine's answers not yet written to the outbox. */
 interface Answers {
@@ -87,8 +97,8 @@ export class WorkflowDispatcher {
   private nudged = false;
   private answers = noAnswers();
   private writing: Promise<void> | undefined;
-  private lastEmptyClaimAt = 0;
-  private emptyClaimsCrowd = false;
+  private lastClaimAt = 0;
+  private paced = false;
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -146,6 +156,7 @@ export class WorkflowDispatcher {
    * when their lease runs out, and a second start of a run the engine took only joins it.
    */
   private async writeAnswers(): Promise<void> {
+    if (!this.stopping) await this.idle(ANSWER_GATHER_MS, false);
     while (this.answers.taken.length + this.answers.later.length + this.answers.dead.length > 0) {
       const answers = this.answers;
       this.answers = noAnswers();
@@ -201,13 +212,14 @@ export class WorkflowDispatcher {
         state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
         await this.idle(state.pauseMs, false);
       }
-      const gapLeft = this.lastEmptyClaimAt + EMPTY_CLAIM_GAP_MS - Date.now();
-      if (this.emptyClaimsCrowd && gapLeft > 0) await this.idle(gapLeft, false);
+      const gapLeft = this.lastClaimAt + CLAIM_GAP_MS - Date.now();
+      if (this.paced && gapLeft > 0) await this.idle(gapLeft, false);
       if (this.stopping) break;
       let rows: ClaimedDispatch[];
+      const room = this.options.batchSize - state.inFlight.size;
       try {
         await this.prepareOnce();
-        rows = await claimDueDispatches(this.options.orm.em.fork(), this.options.batchSize - state.inFlight.size, this.options, CLAIM_LEASE_MS);
+        rows = await claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS);
         passFailed = false;
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
@@ -219,14 +231,13 @@ export class WorkflowDispatcher {
         const start: Promise<void> = this.dispatchOne(row, state).finally(() => state.inFlight.delete(start));
         state.inFlight.add(start);
       }
-      // A claim takes only a share of each organisation's due rows: after any, more may be due at
-      // once; after none, wait for a nudge (a sale, a freed place) or the next poll.
+      // A claim takes only a share of each organisation's due rows: after any, more may be due (at
+      // once after a full claim, after the gap otherwise); after none, wait for a nudge (a sale, a
+      // freed place) or the next poll.
       const now = Date.now();
-      this.emptyClaimsCrowd = rows.length === 0 && now - this.lastEmptyClaimAt < EMPTY_CLAIM_GAP_MS;
-      if (rows.length === 0) {
-        this.lastEmptyClaimAt = now;
-        await this.idle(this.options.pollIntervalMs, true);
-      }
+      this.paced = rows.length > 0 ? rows.length < room : now - this.lastClaimAt < CLAIM_GAP_MS;
+      this.lastClaimAt = now;
+      if (rows.length === 0) await this.idle(this.options.pollIntervalMs, true);
     }
     await Promise.all(state.inFlight);
   }
