@@ -31,6 +31,9 @@ const claimLane = (alias = '') => `(case when ${alias}kind in (${BULK_DISPATCH_K
  */
 export const CLAIM_INDEX = `create index "workflow_dispatch_claim_index" on "workflow_dispatch" ((${claimKey()}), ${claimLane()}, "due_at") where "dead_at" is null`;
 
+/** The webhook item whose run a row starts (a `fulfil-line` row's), null for other kinds: the item the engine's budget counts. */
+const lineItemOf = (alias: string) => trustedSql(`case when ${alias}kind = 'fulfil-line' then (${alias}payload->>'deliveryItemId')::uuid end`);
+
 /** A row of the insert's JSON parameter (see dispatchInsert). */
 export interface DispatchRow {
   id: string;
@@ -114,7 +117,7 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
          order by ${LANE}, w.due_at limit least(${p.runsPerOrganisation} - o.runs, (select rows from share)) for update skip locked) d
        limit least(${p.limit}, (select rows from unowned) + greatest(0, ${p.engineRuns} - ${runsInEngine(p, 'everyone')}))),
      leased as (update workflow_dispatch w set due_at = now() + ${p.leaseMs}::int * interval '1 millisecond' from picked where w.id = picked.id),
-     marked as (${markRunsStarted(sql`select (payload->>'deliveryItemId')::uuid from picked where kind = 'fulfil-line'`)})
+     marked as (${markRunsStarted(sql`select ${lineItemOf('')} from picked`)})
      select * from picked`,
 );
 
@@ -140,8 +143,8 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
  * transaction open while the engine answers. Rows another claim is leasing are skipped, not waited
  * for. Each share is locked as the outer limit reads it, so no row is leased that is not returned.
  */
-export function claimDueRows(tx: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRow[]> {
-  return claimDue.rows(tx, {
+export function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRow[]> {
+  return claimDue.rows(em, {
     runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, fairnessWindowMs: runs.fairnessWindowMs, limit, parked: WAITING_FOR_KEY_REASON, leaseMs,
   });
 }
@@ -161,8 +164,8 @@ const postpone = statement<NoRows, { failures: string }>(
   (p) => sql`with later as (update workflow_dispatch d set attempts = d.attempts + 1, refusals = d.refusals + f.refused::int, last_error = f.error,
        due_at = now() + f.retry_in_ms * interval '1 millisecond'
      from jsonb_to_recordset(${p.failures}::jsonb) as f(id uuid, retry_in_ms int, error text, refused boolean) where d.id = f.id
-     returning case when d.kind = 'fulfil-line' then (d.payload->>'deliveryItemId')::uuid end as item_id)
-    ${clearRunsStarted(sql`select item_id from later where item_id is not null`)}`,
+     returning ${lineItemOf('d.')} as item_id)
+    ${clearRunsStarted(sql`select item_id from later`)}`,
 );
 
 /**

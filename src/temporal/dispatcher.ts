@@ -8,10 +8,9 @@
  * now, and turns into dead letters those it refused for good or too often. A loop claims again as
  * soon as it has room and something is due, not when the slowest start of a batch answers: a sale
  * that comes in while the engine is slow waits for a place in the engine, never for other
- * organisations' starts. A row
- * dispatched twice (a process that died before its answer was written: the lease runs out) changes
- * nothing: workflow ids, the database's unique keys and "an item's outcome is written once" make
- * every step repeatable.
+ * organisations' starts. A row dispatched twice (a process that died before its answer was written:
+ * the lease runs out) changes nothing: workflow ids, the database's unique keys and "an item's
+ * outcome is written once" make every step repeatable.
  */
 import { dispatchRetryDelayMs } from '../domain/dispatch';
 import type { Orm } from '../db/orm';
@@ -81,11 +80,15 @@ interface Answers {
 }
 
 const noAnswers = (): Answers => ({ taken: [], later: [], dead: [], unreachable: 0 });
+const answerCount = (a: Answers): number => a.taken.length + a.later.length + a.dead.length;
 
-/** One loop's starts in flight, and whether the engine's last answer to it was "out of reach". */
+/**
+ * One loop's starts in flight, and whether it pauses before its next claim: the engine's last answer
+ * to it was "out of reach", or its last pass failed (PostgreSQL, or the preparation).
+ */
 interface LoopState {
   inFlight: Set<Promise<void>>;
-  unreachable: boolean;
+  pauseNext: boolean;
   pauseMs: number;
 }
 
@@ -130,14 +133,14 @@ export class WorkflowDispatcher {
     try {
       await inSpan(`dispatch ${row.kind}`, { traceParent: row.traceParent, kind: SpanKind.PRODUCER, attributes: { 'workflow.id': row.workflowId } },
         () => this.options.starter.dispatch(row));
-      state.unreachable = false;
+      state.pauseNext = false;
       state.pauseMs = 0;
       this.answers.taken.push(row.id);
     } catch (error) {
       const message = dispatchFailureText(error);
       const kind = dispatchFailureKind(error);
       if (kind === 'unreachable') {
-        state.unreachable = true;
+        state.pauseNext = true;
         this.answers.unreachable += 1;
       }
       if (kind === 'permanent' || (kind === 'refused' && row.refusals + 1 >= this.options.maxRefusals)) {
@@ -157,7 +160,7 @@ export class WorkflowDispatcher {
    */
   private async writeAnswers(): Promise<void> {
     if (!this.stopping) await this.idle(ANSWER_GATHER_MS, false);
-    while (this.answers.taken.length + this.answers.later.length + this.answers.dead.length > 0) {
+    while (answerCount(this.answers) > 0) {
       const answers = this.answers;
       this.answers = noAnswers();
       try {
@@ -167,11 +170,11 @@ export class WorkflowDispatcher {
           await deadLetterDispatches(tx, answers.dead);
         });
       } catch (error) {
-        this.options.log.warn({ err: error, rows: answers.taken.length + answers.later.length + answers.dead.length },
+        this.options.log.warn({ err: error, rows: answerCount(answers) },
           'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends');
         continue;
       }
-      const answered = answers.taken.length + answers.later.length + answers.dead.length;
+      const answered = answerCount(answers);
       if (answers.later.length > 0) {
         this.options.log.warn(
           { postponed: answers.later.length, unreachable: answers.unreachable, answered, error: answers.later[0].error },
@@ -197,8 +200,7 @@ export class WorkflowDispatcher {
   }
 
   private async loop(): Promise<void> {
-    const state: LoopState = { inFlight: new Set(), unreachable: false, pauseMs: 0 };
-    let passFailed = false;
+    const state: LoopState = { inFlight: new Set(), pauseNext: false, pauseMs: 0 };
     while (!this.stopping) {
       if (state.inFlight.size >= this.options.batchSize) {
         await Promise.race(state.inFlight);
@@ -207,8 +209,8 @@ export class WorkflowDispatcher {
       // Only an engine out of reach (or PostgreSQL, or the preparation) pauses the loop: rows the
       // engine refused are already pushed back or dead letters, and the rows behind them (other
       // organisations') must not wait for them. The pause is taken once per such answer.
-      if (state.unreachable || passFailed) {
-        state.unreachable = false;
+      if (state.pauseNext) {
+        state.pauseNext = false;
         state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
         await this.idle(state.pauseMs, false);
       }
@@ -220,11 +222,10 @@ export class WorkflowDispatcher {
       try {
         await this.prepareOnce();
         rows = await claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS);
-        passFailed = false;
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
         this.options.log.warn({ err: error }, 'workflow dispatcher: pass failed');
-        passFailed = true;
+        state.pauseNext = true;
         continue;
       }
       for (const row of rows) {

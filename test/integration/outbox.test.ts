@@ -134,6 +134,15 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
   }
 });
 
+/** A dispatcher of the test's own (one loop, polling every 50 ms, no budget to speak of) over the harness's database, starting through `starter`. */
+function testDispatcher(starter: Pick<WorkflowStarter, 'dispatch'>, options: { orm?: Orm; batchSize?: number; loops?: number } = {}): WorkflowDispatcher {
+  return new WorkflowDispatcher({
+    orm: options.orm ?? h.orm, starter, batchSize: options.batchSize ?? 10, loops: options.loops ?? 1, pollIntervalMs: 50, maxRefusals: 10,
+    runsPerOrganisation: 1000, engineRuns: 1000, fairnessWindowMs: 30_000,
+    log: { warn: () => undefined, error: () => undefined },
+  });
+}
+
 test('two API processes never hold the same row at once, and every row is dispatched once', async () => {
   const orders = Array.from({ length: 120 }, (_, i) => `pair-${i}`);
   const ids: string[] = [];
@@ -142,31 +151,20 @@ test('two API processes never hold the same row at once, and every row is dispat
   const calls = new Map<string, number>();
   let inFlight = new Set<string>();
   let overlaps = 0;
-  const counting = (orm: Orm): WorkflowDispatcher => new WorkflowDispatcher({
-    orm,
-    starter: {
-      async dispatch(request: NewDispatch) {
-        // The orders' own rows; a sent receipt's reminder row follows them into the outbox.
-        if (request.kind !== 'fulfil-line') return h.starter.dispatch(request);
-        if (inFlight.has(request.workflowId)) overlaps += 1;
-        inFlight.add(request.workflowId);
-        calls.set(request.workflowId, (calls.get(request.workflowId) ?? 0) + 1);
-        try {
-          await h.starter.dispatch(request);
-        } finally {
-          inFlight.delete(request.workflowId);
-        }
-      },
+  const counting = (orm: Orm): WorkflowDispatcher => testDispatcher({
+    async dispatch(request: NewDispatch) {
+      // The orders' own rows; a sent receipt's reminder row follows them into the outbox.
+      if (request.kind !== 'fulfil-line') return h.starter.dispatch(request);
+      if (inFlight.has(request.workflowId)) overlaps += 1;
+      inFlight.add(request.workflowId);
+      calls.set(request.workflowId, (calls.get(request.workflowId) ?? 0) + 1);
+      try {
+        await h.starter.dispatch(request);
+      } finally {
+        inFlight.delete(request.workflowId);
+      }
     },
-    batchSize: 7,
-    loops: 2,
-    pollIntervalMs: 50,
-    maxRefusals: 10,
-    runsPerOrganisation: 1000,
-    engineRuns: 1000,
-    fairnessWindowMs: 30_000,
-    log: { warn: () => undefined, error: () => undefined },
-  });
+  }, { orm, batchSize: 7, loops: 2 });
   // Two pools, as two processes have.
   const otherOrm = await createOrm(h.config.databaseUrl!);
   const dispatchers = [counting(h.orm), counting(otherOrm)];
@@ -184,15 +182,6 @@ test('two API processes never hold the same row at once, and every row is dispat
   for (const id of ids) expect((await finalEntry(h, id)).status).toBe('Success');
   expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: { $like: 'pair-%' } })).toBe(orders.length);
 });
-
-/** A dispatcher of this test's own (one loop, polling every 50 ms) over the harness's database, starting through `starter`. */
-function testDispatcher(starter: Pick<WorkflowStarter, 'dispatch'>, batchSize = 10): WorkflowDispatcher {
-  return new WorkflowDispatcher({
-    orm: h.orm, starter, batchSize, loops: 1, pollIntervalMs: 50, maxRefusals: 10,
-    runsPerOrganisation: 1000, engineRuns: 1000, fairnessWindowMs: 30_000,
-    log: { warn: () => undefined, error: () => undefined },
-  });
-}
 
 test('an organisation whose starts the engine answers slowly does not hold back another organisation\'s start', async () => {
   const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
