@@ -36,9 +36,13 @@ function smtpFailureOf(error: unknown): SmtpFailure {
   return new SmtpFailure(typeof code === 'string' ? code : 'EUNKNOWN', typeof responseCode === 'number' ? responseCode : undefined);
 }
 
-/** One pooled transporter per process: one per message exhausts the relay's connections. */
+/**
+ * One pooled transporter per process: its connections stay open between messages (a connection per
+ * message exhausts the relay's connections and pays its greeting each time). The URL goes inside the
+ * options: given as a string, nodemailer takes the second argument for message defaults, not options.
+ */
 export function createMailer(smtpUrl: string, from: string): Mailer {
-  const transporter: Transporter = nodemailer.createTransport(smtpUrl, { pool: true, maxConnections: 5 } as never);
+  const transporter: Transporter = nodemailer.createTransport({ url: smtpUrl, pool: true, maxConnections: 5 });
   return {
     send(mail) {
       return inSpan('smtp send', { kind: SpanKind.CLIENT }, async () => {
