@@ -89,6 +89,7 @@ const EnvSchema = z.object({
   DISPATCH_MAX_REFUSALS: z.coerce.number().int().min(1).max(1000).default(10),
   DISPATCH_ORGANISATION_RUNS: z.coerce.number().int().min(1).default(20),
   DISPATCH_ENGINE_RUNS: z.coerce.number().int().min(1).default(20),
+  DISPATCH_RESERVED_RUNS: z.coerce.number().int().min(0).default(5),
   DISPATCH_FAIRNESS_WINDOW: z.string().default('30s'),
   DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
@@ -191,6 +192,11 @@ export interface Config {
      * a place that frees goes to the organisation that started the fewest runs while its oldest due row waited.
      */
     engineRuns: number;
+    /**
+     * Of those, the places one organisation leaves to the others while any of them has runs in the
+     * engine or sales waiting (DISPATCH_RESERVED_RUNS; it never holds fewer than one).
+     */
+    reservedRuns: number;
     /** How far back those starts are counted at most (DISPATCH_FAIRNESS_WINDOW). */
     fairnessWindowMs: number;
   };
@@ -300,7 +306,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
     dispatch: {
       loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL'), maxRefusals: e.DISPATCH_MAX_REFUSALS,
-      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS, engineRuns: e.DISPATCH_ENGINE_RUNS, fairnessWindowMs: duration('DISPATCH_FAIRNESS_WINDOW'),
+      runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS, engineRuns: e.DISPATCH_ENGINE_RUNS, reservedRuns: e.DISPATCH_RESERVED_RUNS,
+      fairnessWindowMs: duration('DISPATCH_FAIRNESS_WINDOW'),
     },
     organisationBacklog: e.DISPATCH_ORGANISATION_BACKLOG,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,

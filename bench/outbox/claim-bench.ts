@@ -20,7 +20,7 @@ import { runBenchmark } from '../lib/run';
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 300);
 const WARM_UP = 100;
 const TARGET_RATIO = 1.5;
-const LIMITS: EngineRunLimits = { runsPerOrganisation: 20, engineRuns: 20, fairnessWindowMs: 10_000 };
+const LIMITS: EngineRunLimits = { runsPerOrganisation: 20, engineRuns: 20, reservedRuns: 5, fairnessWindowMs: 10_000 };
 const BATCH = 100;
 
 /** `count` due rows of `kind` for the organisation, due one millisecond apart, the oldest `count` ms ago. */

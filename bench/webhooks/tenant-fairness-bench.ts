@@ -10,6 +10,7 @@
  * Target: small tenant's p99 with the flood ≤ 2× its p99 alone.
  */
 import { setMaxListeners } from 'node:events';
+import { appendFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
@@ -191,6 +192,36 @@ function sampleDatabaseWaits(service: RunningService): () => Promise<string> {
   };
 }
 
+
+/**
+ * BENCH_OUTBOX_TRACE=<file>: every 0.5 s over the flood, each tenant's outbox and engine places
+ * appended to the file as one line (seconds since the flood began; per tenant: sales due + other rows
+ * due, rows leased to a dispatcher, the age in ms of its oldest due sale, its runs in the engine and
+ * the runs it started in the last 0.5 s). Shows whether a tenant's sales wait for a place, and why.
+ */
+function traceOutbox(service: RunningService, tenants: { big: string; small: string }): () => Promise<void> {
+  const file = process.env.BENCH_OUTBOX_TRACE;
+  if (!file) return async () => undefined;
+  const em = service.orm.em.fork();
+  const began = Date.now();
+  return sampleUntilStopped(async () => {
+    const rows = await em.execute<Array<{ org: string; due: string; other: string; leased: string; oldest_ms: string | null; runs: string; starts: string }>>(
+      `select o.id as org,
+         (select count(*) from workflow_dispatch w where w.organisation_id = o.id and w.dead_at is null and w.due_at <= now() and w.kind = 'fulfil-line') as due,
+         (select count(*) from workflow_dispatch w where w.organisation_id = o.id and w.dead_at is null and w.due_at <= now() and w.kind <> 'fulfil-line') as other,
+         (select count(*) from workflow_dispatch w where w.organisation_id = o.id and w.dead_at is null and w.due_at > now() + interval '20 s') as leased,
+         (select round(extract(epoch from now() - min(w.due_at)) * 1000) from workflow_dispatch w
+           where w.organisation_id = o.id and w.dead_at is null and w.due_at <= now() and w.kind = 'fulfil-line') as oldest_ms,
+         (select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
+           where wd.organisation_id = o.id and wi.outcome is null and wi.run_started_at is not null) as runs,
+         (select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
+           where wd.organisation_id = o.id and wi.run_started_at > now() - interval '500 ms') as starts
+       from organisation o where o.id in (?, ?) order by o.id = ? desc`, [tenants.big, tenants.small, tenants.big]);
+    const line = rows.map((r, n) => `${n === 0 ? 'big' : 'small'}: due ${r.due}+${r.other} leased ${r.leased} oldest ${r.oldest_ms ?? '-'} runs ${r.runs} starts ${r.starts}`);
+    appendFileSync(file, `${((Date.now() - began) / 1_000).toFixed(1)} ${line.join(' | ')}\n`);
+  }, 500);
+}
+
 function stageLine(stages: Stages[]): string {
   const names = ['retries', 'frontDoor', 'outbox', 'taskQueue', 'worker', 'receipt'] as const;
   return names.map((name) => {
@@ -227,8 +258,10 @@ async function main(): Promise<void> {
     const databaseWaits = sampleDatabaseWaits(service);
     const acceptQueue = sampleAcceptQueue(Number(new URL(service.base).port));
     const floodCpu = measureProcessCpu();
+    const stopTrace = traceOutbox(service, { big: big.orgId, small: small.orgId });
     const bigSending = paced(service.base, flood, BIG_RATE, undefined, floodOver.signal);
     const floodPhase = await smallTenantPhase(service, engine, sink, small.orgId, 'flood');
+    await stopTrace();
     const floodVitals = await vitals();
     const floodCores = floodCpu();
     generatorLoop.disable();

@@ -102,6 +102,7 @@ export class WorkflowDispatcher {
   private writing: Promise<void> | undefined;
   private lastClaimAt = 0;
   private paced = false;
+  private claimsDone: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -221,7 +222,7 @@ export class WorkflowDispatcher {
       const room = this.options.batchSize - state.inFlight.size;
       try {
         await this.prepareOnce();
-        rows = await claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS);
+        rows = await this.inTurn(() => claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS));
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
         this.options.log.warn({ err: error }, 'workflow dispatcher: pass failed');
@@ -241,6 +242,18 @@ export class WorkflowDispatcher {
       if (rows.length === 0) await this.idle(this.options.pollIntervalMs, true);
     }
     await Promise.all(state.inFlight);
+  }
+
+  /**
+   * Runs the process's claims one at a time: a claim counts the engine's free places before it takes
+   * any, so two loops claiming at the same moment each took the same free places (40 runs in the
+   * engine against a budget of 20 were seen), and a flood's runs then started and ended in larger
+   * waves. Claims of other processes (roles apart) may still overlap.
+   */
+  private inTurn<T>(claim: () => Promise<T>): Promise<T> {
+    const turn = this.claimsDone.then(claim);
+    this.claimsDone = turn.catch(() => undefined);
+    return turn;
   }
 
   private idle(ms: number, nudgeable: boolean): Promise<void> {

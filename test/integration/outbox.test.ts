@@ -134,11 +134,13 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
   }
 });
 
-/** A dispatcher of the test's own (one loop, polling every 50 ms, no budget to speak of) over the harness's database, starting through `starter`. */
-function testDispatcher(starter: Pick<WorkflowStarter, 'dispatch'>, options: { orm?: Orm; batchSize?: number; loops?: number } = {}): WorkflowDispatcher {
+/** A dispatcher of the test's own (one loop, polling every 50 ms, no budget to speak of unless given one) over the harness's database, starting through `starter`. */
+function testDispatcher(
+  starter: Pick<WorkflowStarter, 'dispatch'>, options: { orm?: Orm; batchSize?: number; loops?: number; engineRuns?: number } = {},
+): WorkflowDispatcher {
   return new WorkflowDispatcher({
     orm: options.orm ?? h.orm, starter, batchSize: options.batchSize ?? 10, loops: options.loops ?? 1, pollIntervalMs: 50, maxRefusals: 10,
-    runsPerOrganisation: 1000, engineRuns: 1000, fairnessWindowMs: 30_000,
+    runsPerOrganisation: options.engineRuns ?? 1000, engineRuns: options.engineRuns ?? 1000, reservedRuns: 0, fairnessWindowMs: 30_000,
     log: { warn: () => undefined, error: () => undefined },
   });
 }
@@ -220,10 +222,35 @@ test('an organisation whose starts the engine answers slowly does not hold back 
   }
 });
 
+test('a process\'s loops claim one at a time: together they take no more of the engine\'s places than the budget', async () => {
+  for (let i = 0; i < 6; i += 1) await send(h.app, 'cart-e', org.orgId, cartE(`turn-${i}`));
+  const items = `select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id where wd.external_order_id like 'turn-%'`;
+  const started: string[] = [];
+  // Starts that "take" each run without running it: its place stays taken, as a run's does until its outcome.
+  const dispatcher = testDispatcher({ dispatch: async (request: NewDispatch) => { started.push(request.workflowId); } }, { loops: 2, engineRuns: 2 });
+  const waitingOnItems = `select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%workflow_dispatch%'`;
+  try {
+    // The sales' items locked meanwhile: a claim that took rows waits to mark them, its places not yet counted by others.
+    await h.orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`${items} for update of wi`);
+      dispatcher.start();
+      await eventually(async () => (Number((await h.orm.em.fork().execute<Array<{ n: string }>>(waitingOnItems))[0].n) >= 1 ? true : undefined), 10_000, 'a claim to wait on the items');
+      await new Promise((resolve) => setTimeout(resolve, 500)); // the other loop's claim, had it gone ahead, waits too by now
+    });
+    await eventually(async () => (started.length >= 2 ? true : undefined), 10_000, 'the first claim\'s starts');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(started).toHaveLength(2);
+  } finally {
+    await dispatcher.stop();
+    await h.orm.em.fork().execute(`update webhook_delivery_item set outcome = 'fulfilled' where id in (${items})`);
+    await h.orm.em.fork().execute(`delete from workflow_dispatch where workflow_id like '%/turn-%'`);
+  }
+});
+
 test('rows a process held when it died (its lease committed, no answer written) are started by another once the lease ends, and count as runs in the engine meanwhile', async () => {
   const res = await send(h.app, 'cart-e', org.orgId, cartE('orphan-1'));
   const leaseMs = 3_000;
-  const [held] = await claimDueDispatches(h.orm.em.fork(), 10, { runsPerOrganisation: 1000, engineRuns: 1000, fairnessWindowMs: 30_000 }, leaseMs);
+  const [held] = await claimDueDispatches(h.orm.em.fork(), 10, { runsPerOrganisation: 1000, engineRuns: 1000, reservedRuns: 0, fairnessWindowMs: 30_000 }, leaseMs);
   const leasedAt = Date.now();
   expect(held.workflowId).toContain('/cart-e/orphan-1/');
   const inEngine = () => h.orm.em.fork().execute<Array<{ n: string }>>(
@@ -431,7 +458,7 @@ test('an organisation\'s bulk rows (its integrators\' events, notices, reminders
   const claimKinds = async (runsPerOrganisation: number) => {
     let kinds: string[] = [];
     await h.orm.em.fork().transactional(async (tx) => {
-      const claimed = await claimDueDispatches(tx, 100, { runsPerOrganisation, engineRuns: 100, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS);
+      const claimed = await claimDueDispatches(tx, 100, { runsPerOrganisation, engineRuns: 100, reservedRuns: 0, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS);
       kinds = claimed.filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
       throw new RolledBack();
     }).catch((error: unknown) => {

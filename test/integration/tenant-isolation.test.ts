@@ -123,13 +123,16 @@ test('a run that ends frees its place at once, whichever process ran it: with th
   }
 }, 180_000);
 
+class RolledBack extends Error {}
+
 describe('the engine\'s places (no worker: a run started stays in the engine until the test finishes it)', () => {
-  // One dispatcher loop: another loop's claim in flight is not yet counted, so two may pass the budget by a batch.
   let engine: Harness;
   beforeAll(async () => {
     engine = await startHarness({
       worker: false,
-      env: { DISPATCH_ENGINE_RUNS: '3', DISPATCH_ORGANISATION_RUNS: '3', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1s', DISPATCH_FAIRNESS_WINDOW: '10m' },
+      env: {
+        DISPATCH_ENGINE_RUNS: '3', DISPATCH_ORGANISATION_RUNS: '3', DISPATCH_RESERVED_RUNS: '0', DISPATCH_LOOPS: '1', DISPATCH_POLL_INTERVAL: '1s', DISPATCH_FAIRNESS_WINDOW: '10m',
+      },
     });
   }, 120_000);
   afterAll(() => engine?.close());
@@ -152,7 +155,7 @@ describe('the engine\'s places (no worker: a run started stays in the engine unt
 
   test('they are one budget for all organisations; a place that frees goes to the organisation with none in the engine', async () => {
     // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
-    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS))).toEqual([]);
+    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, reservedRuns: 0, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS))).toEqual([]);
     const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
     for (let i = 0; i < 5; i += 1) await sell(busy, `busy-${i}`);
     await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start');
@@ -190,5 +193,29 @@ describe('the engine\'s places (no worker: a run started stays in the engine unt
     await waitUntil(calm, 0, 'the calm organisation\'s sale to start');
     await pollsPass();
     expect(await waiting(busy)).toBe(1);
+  }, 120_000);
+
+  test('while another organisation has a sale due, one organisation leaves the reserved places to it; alone, it has the whole budget', async () => {
+    const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
+    for (let i = 0; i < 5; i += 1) await sell(busy, `reserve-busy-${i}`);
+    await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start'); // the harness's own budget: 3, none reserved
+    // Claims with a budget of 5 of which 2 are reserved, each rolled back so that the next sees the same outbox.
+    const claimOwners = async () => {
+      let owners: Array<string | null> = [];
+      await engine.orm.em.fork().transactional(async (tx) => {
+        owners = (await claimDueDispatches(tx, 10, { runsPerOrganisation: 5, engineRuns: 5, reservedRuns: 2, fairnessWindowMs: 600_000 }, CLAIM_LEASE_MS)).map((r) => r.orgId);
+        throw new RolledBack();
+      }).catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+      });
+      return owners;
+    };
+    expect(await claimOwners()).toEqual([busy.orgId, busy.orgId]); // alone: its two waiting sales take the two free places
+
+    await sell(calm, 'reserve-calm-0');
+    await pollsPass();
+    expect(await waiting(calm)).toBe(1); // the harness's budget is taken
+    // Busy holds 3 runs, the most it may while another has work (5 - 2): the calm organisation's sale takes a free place, busy's wait.
+    expect(await claimOwners()).toEqual([calm.orgId]);
   }, 120_000);
 });
