@@ -36,13 +36,16 @@ function smtpFailureOf(error: unknown): SmtpFailure {
   return new SmtpFailure(typeof code === 'string' ? code : 'EUNKNOWN', typeof responseCode === 'number' ? responseCode : undefined);
 }
 
+/** SMTP connections each process keeps open to the relay at most: its sends in flight at most. */
+export const MAIL_CONNECTIONS = 5;
+
 /**
  * One pooled transporter per process: its connections stay open between messages (a connection per
  * message exhausts the relay's connections and pays its greeting each time). The URL goes inside the
  * options: given as a string, nodemailer takes the second argument for message defaults, not options.
  */
 export function createMailer(smtpUrl: string, from: string): Mailer {
-  const transporter: Transporter = nodemailer.createTransport({ url: smtpUrl, pool: true, maxConnections: 5 });
+  const transporter: Transporter = nodemailer.createTransport({ url: smtpUrl, pool: true, maxConnections: MAIL_CONNECTIONS });
   return {
     send(mail) {
       return inSpan('smtp send', { kind: SpanKind.CLIENT }, async () => {
