@@ -192,7 +192,6 @@ function sampleDatabaseWaits(service: RunningService): () => Promise<string> {
   };
 }
 
-
 /**
  * BENCH_OUTBOX_TRACE=<file>: every 0.5 s over the flood, each tenant's outbox and engine places
  * appended to the file as one line (seconds since the flood began; per tenant: sales due + other rows

@@ -222,7 +222,7 @@ export class WorkflowDispatcher {
       const room = this.options.batchSize - state.inFlight.size;
       try {
         await this.prepareOnce();
-        rows = await this.inTurn(() => claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS));
+        rows = await this.claimInTurn(room);
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
         this.options.log.warn({ err: error }, 'workflow dispatcher: pass failed');
@@ -250,10 +250,10 @@ export class WorkflowDispatcher {
    * engine against a budget of 20 were seen), and a flood's runs then started and ended in larger
    * waves. Claims of other processes (roles apart) may still overlap.
    */
-  private inTurn<T>(claim: () => Promise<T>): Promise<T> {
-    const turn = this.claimsDone.then(claim);
-    this.claimsDone = turn.catch(() => undefined);
-    return turn;
+  private claimInTurn(room: number): Promise<ClaimedDispatch[]> {
+    const claim = this.claimsDone.then(() => claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS));
+    this.claimsDone = claim.catch(() => undefined);
+    return claim;
   }
 
   private idle(ms: number, nudgeable: boolean): Promise<void> {

@@ -13,9 +13,10 @@ import { BULK_DISPATCH_KINDS, type DispatchRequest, type NewDispatch } from '../
 import { buildApiApp } from '../../src/roles';
 import { claimDueDispatches } from '../../src/services/workflow-outbox';
 import type { WorkflowStarter } from '../../src/temporal/client';
-import { CLAIM_LEASE_MS, WorkflowDispatcher } from '../../src/temporal/dispatcher';
+import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
 import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
+import { claimRolledBack } from '../helpers/outbox';
 import { seedUser } from '../helpers/seed';
 import {
   eventually,
@@ -28,8 +29,6 @@ import {
   withEmail,
   type WebhookOrg,
 } from '../helpers/webhooks';
-
-class RolledBack extends Error {}
 
 let h: Harness;
 let org: WebhookOrg;
@@ -455,17 +454,8 @@ test('an organisation\'s bulk rows (its integrators\' events, notices, reminders
     await app.close();
   }
   // Each claim's lease is rolled back, so the next one finds the same rows due.
-  const claimKinds = async (runsPerOrganisation: number) => {
-    let kinds: string[] = [];
-    await h.orm.em.fork().transactional(async (tx) => {
-      const claimed = await claimDueDispatches(tx, 100, { runsPerOrganisation, engineRuns: 100, reservedRuns: 0, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS);
-      kinds = claimed.filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
-      throw new RolledBack();
-    }).catch((error: unknown) => {
-      if (!(error instanceof RolledBack)) throw error;
-    });
-    return kinds;
-  };
+  const claimKinds = async (runsPerOrganisation: number) => (await claimRolledBack(h.orm, 100, { runsPerOrganisation, engineRuns: 100, reservedRuns: 0, fairnessWindowMs: 30_000 }))
+    .filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
   expect(await claimKinds(1)).toEqual(['fulfil-line']);
   // The bulk rows are all due at the same instant: their order among themselves is the database's.
   const [sale, ...bulk] = await claimKinds(10);

@@ -13,6 +13,7 @@ import { claimDueDispatches } from '../../src/services/workflow-outbox';
 import { CLAIM_LEASE_MS } from '../../src/temporal/dispatcher';
 import { FREED_PLACES_APPLICATION } from '../../src/temporal/engine-places';
 import { startHarness, type Harness } from '../helpers/harness';
+import { claimRolledBack } from '../helpers/outbox';
 import { workerProcesses } from '../helpers/worker-process';
 import { eventually, orderBody, seedWebhookOrg, send, withEmail, type WebhookOrg } from '../helpers/webhooks';
 
@@ -123,8 +124,6 @@ test('a run that ends frees its place at once, whichever process ran it: with th
   }
 }, 180_000);
 
-class RolledBack extends Error {}
-
 describe('the engine\'s places (no worker: a run started stays in the engine until the test finishes it)', () => {
   let engine: Harness;
   beforeAll(async () => {
@@ -200,16 +199,8 @@ describe('the engine\'s places (no worker: a run started stays in the engine unt
     for (let i = 0; i < 5; i += 1) await sell(busy, `reserve-busy-${i}`);
     await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start'); // the harness's own budget: 3, none reserved
     // Claims with a budget of 5 of which 2 are reserved, each rolled back so that the next sees the same outbox.
-    const claimOwners = async () => {
-      let owners: Array<string | null> = [];
-      await engine.orm.em.fork().transactional(async (tx) => {
-        owners = (await claimDueDispatches(tx, 10, { runsPerOrganisation: 5, engineRuns: 5, reservedRuns: 2, fairnessWindowMs: 600_000 }, CLAIM_LEASE_MS)).map((r) => r.orgId);
-        throw new RolledBack();
-      }).catch((error: unknown) => {
-        if (!(error instanceof RolledBack)) throw error;
-      });
-      return owners;
-    };
+    const claimOwners = async () => (await claimRolledBack(engine.orm, 10, { runsPerOrganisation: 5, engineRuns: 5, reservedRuns: 2, fairnessWindowMs: 600_000 }))
+      .map((r) => r.orgId);
     expect(await claimOwners()).toEqual([busy.orgId, busy.orgId]); // alone: its two waiting sales take the two free places
 
     await sell(calm, 'reserve-calm-0');
