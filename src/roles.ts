@@ -89,10 +89,10 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
     import('./http/plugins/session'),
   ]);
   const { prepareTemporal, databaseUrl, ...appOptions } = options;
-  // The routes nudge the dispatcher, which logs through the app's logger: it is made once the app is
-  // (and nothing is nudged before `ready`).
-  let nudge = (): void => undefined;
-  const app = await buildApp({ ...appOptions, dispatcher: { nudge: () => nudge() } });
+  // The routes tell the dispatcher what they recorded; it logs through the app's logger, so it is made
+  // once the app is (and nothing is recorded before `ready`).
+  let recorded = (_orgId: string | null): void => undefined;
+  const app = await buildApp({ ...appOptions, dispatcher: { recorded: (orgId) => recorded(orgId) } });
   const dispatcher = new WorkflowDispatcher({
     orm: options.orm,
     starter: options.starter,
@@ -105,10 +105,10 @@ export async function buildApiApp(options: ApiAppOptions): Promise<FastifyInstan
     eventRetentionMs: options.config.outbound.eventRetentionMs,
     sessions: { idleMs: options.config.sessionIdleTimeoutMs, maxAgeMs: SESSION_TTL_MS }, log: app.log,
   });
-  nudge = () => dispatcher.nudge();
+  recorded = (orgId) => dispatcher.recorded(orgId);
   // DISPATCH_LOOPS=0 (an API process that dispatches nothing) has no loop to wake: no connection for it.
   const freedPlaces = databaseUrl && options.config.dispatch.loops > 0
-    ? new FreedPlacesListener({ databaseUrl, onFreed: nudge, log: app.log }) : undefined;
+    ? new FreedPlacesListener({ databaseUrl, onFreed: () => dispatcher.nudge(), log: app.log }) : undefined;
   app.addHook('onReady', async () => {
     dispatcher.start();
     freedPlaces?.start();

@@ -37,7 +37,7 @@ class RolledBack extends Error {}
 async function timeClaims(orm: Orm): Promise<{ ms: number; claimed: Record<string, number> }> {
   let claimed: Record<string, number> = {};
   const claim = () => orm.em.fork().transactional(async (tx) => {
-    const rows = await claimDueRows(tx, BATCH, LIMITS, CLAIM_LEASE_MS);
+    const { rows } = await claimDueRows(tx, BATCH, LIMITS, CLAIM_LEASE_MS);
     claimed = {};
     for (const row of rows) claimed[row.kind] = (claimed[row.kind] ?? 0) + 1;
     throw new RolledBack();

@@ -1,7 +1,7 @@
 /**
  * Security review H1: one tenant's flood must delay only itself. Two organisations on one service
- * (`npm start`): the big one sends BENCH_BIG_RATE (300) orders/s, the small one BENCH_SMALL_RATE
- * (5) orders/s, for BENCH_SECONDS (30) s; the small one's receipt latency (delivery sent → receipt in
+ * (`npm start`, or the roles apart with BENCH_SHAPE=roles): the big one sends BENCH_BIG_RATE (300)
+ * orders/s, the small one BENCH_SMALL_RATE (5) orders/s, for BENCH_SECONDS (30) s; the small one's receipt latency (delivery sent → receipt in
  * the SMTP sink) at the 99th percentile, against the same run's baseline: the small one alone, the
  * big one idle, first.
  *
@@ -25,13 +25,14 @@ import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { percentile } from '../lib/percentile';
 import { until } from '../lib/pool';
 import { runBenchmark } from '../lib/run';
-import { runtimeName, startService, startSmtpSink, type RunningService, type SmtpSink } from '../lib/service';
+import { runtimeName, startService, startSmtpSink, type RunningService, type ServiceShape, type SmtpSink } from '../lib/service';
 import { signedOrders, type SignedOrder } from './signed-orders';
 
 const { EventType } = temporal.api.enums.v1;
 type EventType = temporal.api.enums.v1.EventType;
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const SHAPE = (process.env.BENCH_SHAPE ?? 'all-in-one') as ServiceShape;
 const BIG_RATE = Number(process.env.BENCH_BIG_RATE ?? 300);
 const SMALL_RATE = Number(process.env.BENCH_SMALL_RATE ?? 5);
 const TARGET_RATIO = 2;
@@ -232,11 +233,11 @@ function stageLine(stages: Stages[]): string {
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const sink = await startSmtpSink();
-  const service = await startService('all-in-one', sink.url);
+  const service = await startService(SHAPE, sink.url);
   try {
     const big = await seedWebhookOrg(service, { platforms: ['storefront-a'] });
     const small = await seedWebhookOrg(service, { platforms: ['cart-e'] });
-    process.stdout.write(`${SECONDS} s; big tenant ${BIG_RATE} orders/s, small tenant ${SMALL_RATE} orders/s; all-in-one, ${runtimeName()}\n`);
+    process.stdout.write(`${SECONDS} s; big tenant ${BIG_RATE} orders/s, small tenant ${SMALL_RATE} orders/s; ${SHAPE}, ${runtimeName()}\n`);
 
     const connection = await Connection.connect({ address: service.temporal.address });
     const engine = new Client({ connection });

@@ -50,8 +50,8 @@ export interface AppOptions {
   orm: Orm;
   /** Pinged by /readyz. */
   starter: WorkflowStarter;
-  /** The process's outbox dispatcher: routes that record outbox rows nudge it, so their workflows start at once. */
-  dispatcher: Pick<WorkflowDispatcher, 'nudge'>;
+  /** The process's outbox dispatcher: routes that record outbox rows tell it whose, so their workflows start at once. */
+  dispatcher: Pick<WorkflowDispatcher, 'recorded'>;
   storage: FileStorage;
   /** Injected for tests of expiry; the real clock otherwise. */
   clock: () => Date;

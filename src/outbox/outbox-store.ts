@@ -96,8 +96,14 @@ const NIL = trustedSql(`'${NO_ORGANISATION}'::uuid`);
 const firstDue = (lane: 0 | 1) => sql`(select w.due_at from workflow_dispatch w
          where ${KEY} = keys.k and ${LANE} = ${trustedSql(String(lane))} and w.dead_at is null and w.due_at <= now() order by w.due_at limit 1)`;
 
-const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number; parked: string; leaseMs: number }>(
-  { id: true, organisation_id: true, kind: true, workflow_id: true, payload: true, attempts: true, refusals: true, trace_parent: true },
+/** A claim's answer: the rows it leased, and the organisations the budget held back (see claimDueRows). */
+export interface DispatchClaim {
+  rows: ClaimedDispatchRow[];
+  held_organisations: string[];
+}
+
+const claimDue = statement<DispatchClaim, EngineRunLimits & { limit: number; parked: string; leaseMs: number }>(
+  { rows: true, held_organisations: true },
   (p) => sql`with recursive keys as (
        (select ${trustedSql(claimKey())} as k from workflow_dispatch where dead_at is null order by 1 limit 1)
        union all
@@ -125,8 +131,13 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
          order by ${LANE}, w.due_at limit least(o.cap - o.runs, (select rows from share)) for update skip locked) d
        limit least(${p.limit}, (select rows from unowned) + greatest(0, ${p.engineRuns} - (select runs from total)))),
      leased as (update workflow_dispatch w set due_at = now() + ${p.leaseMs}::int * interval '1 millisecond' from picked where w.id = picked.id),
-     marked as (${markRunsStarted(sql`select ${lineItemOf('')} from picked`)})
-     select * from picked`,
+     marked as (${markRunsStarted(sql`select ${lineItemOf('')} from picked`)}),
+     taken as (select organisation_id, count(*) as rows from picked where organisation_id is not null group by organisation_id)
+     select (select coalesce(json_agg(picked), '[]'::json) from picked) as rows,
+       array(select c.organisation_id::text from capped c left join taken t using (organisation_id)
+             where c.organisation_id is not null
+               and (c.runs + coalesce(t.rows, 0) >= c.cap
+                    or (select runs from total) + (select coalesce(sum(rows), 0) from taken) >= ${p.engineRuns})) as held_organisations`,
 );
 
 /**
@@ -154,12 +165,17 @@ const claimDue = statement<ClaimedDispatchRow, EngineRunLimits & { limit: number
  * the claim on (so every later claim, of any process, sees the places taken). Nobody holds a
  * transaction open while the engine answers. Rows another claim is leasing are skipped, not waited
  * for. Each share is locked as the outer limit reads it, so no row is leased that is not returned.
+ *
+ * Beside its rows, a claim names the organisations with rows due whose places are all taken once
+ * its own rows start (their own cap, or the engine's whole budget): until a place frees, a new sale
+ * of theirs would find nothing, so the dispatcher need not claim again for it.
  */
-export function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRow[]> {
-  return claimDue.rows(em, {
+export async function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<DispatchClaim> {
+  const [claim] = await claimDue.rows(em, {
     runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, reservedRuns: runs.reservedRuns, fairnessWindowMs: runs.fairnessWindowMs,
     limit, parked: WAITING_FOR_KEY_REASON, leaseMs,
   });
+  return claim;
 }
 
 const deleteDispatches = statement<NoRows, { ids: string }>(

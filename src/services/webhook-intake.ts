@@ -64,8 +64,8 @@ export interface IntakeDeps {
    * door's GroupCommit over `recordDeliveries`).
    */
   record: (write: DeliveryWrite) => Promise<void>;
-  /** Told after each commit that added outbox rows, so they are dispatched at once. */
-  onRecorded: () => void;
+  /** Told after each commit that added outbox rows (whose), so they are dispatched at once. */
+  onRecorded: (orgId: string) => void;
   /**
    * Outbox rows an organisation may have waiting before its deliveries are refused for now
    * (DISPATCH_ORGANISATION_BACKLOG), with what this process last read of each organisation's.
@@ -255,7 +255,7 @@ export async function receiveDelivery(
   }
   if (plan.dispatches.length > 0) {
     deps.backlog.added(org.orgId, plan.dispatches.length);
-    deps.onRecorded();
+    deps.onRecorded(org.orgId);
   }
   return plan.entries.map((e) => e.id);
 }

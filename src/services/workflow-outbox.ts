@@ -52,13 +52,22 @@ export async function enqueueDispatches(em: EntityManager, dispatches: NewDispat
   await insertDispatchRows(em, dispatchRows(dispatches));
 }
 
+/** A claim: the rows leased, and the organisations whose sales wait for a place to free. */
+export interface DispatchClaim {
+  rows: ClaimedDispatch[];
+  heldOrganisations: string[];
+}
+
 /** Leases up to `limit` due rows for `leaseMs`, within the engine's budget of runs (see claimDueRows). */
-export async function claimDueDispatches(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatch[]> {
-  const rows = await claimDueRows(em, limit, runs, leaseMs);
-  return rows.map((r) => ({
-    id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,
-    attempts: r.attempts, refusals: r.refusals, traceParent: r.trace_parent,
-  }) as ClaimedDispatch);
+export async function claimDueDispatches(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<DispatchClaim> {
+  const claim = await claimDueRows(em, limit, runs, leaseMs);
+  return {
+    rows: claim.rows.map((r) => ({
+      id: r.id, orgId: r.organisation_id, kind: r.kind, workflowId: r.workflow_id, payload: r.payload,
+      attempts: r.attempts, refusals: r.refusals, traceParent: r.trace_parent,
+    }) as ClaimedDispatch),
+    heldOrganisations: claim.held_organisations,
+  };
 }
 
 /** Rows Temporal took: gone from the outbox. */

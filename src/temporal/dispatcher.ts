@@ -20,6 +20,7 @@ import {
   completeDispatches,
   postponeDispatches,
   type ClaimedDispatch,
+  type DispatchClaim,
   type DispatchFailure,
   type EngineRunLimits,
 } from '../services/workflow-outbox';
@@ -38,6 +39,8 @@ export interface DispatcherOptions extends EngineRunLimits {
   loops: number;
   /** How often an idle loop looks for rows other processes recorded or that came due again. */
   pollIntervalMs: number;
+  /** Least time between claims that each found only part of what they asked for (CLAIM_GAP_MS unless given). */
+  claimGapMs?: number;
   /** Runs once before the first dispatch, retried until it succeeds (search attribute registration). */
   prepare?: () => Promise<void>;
   log: { warn(details: object, message: string): void; error(details: object, message: string): void };
@@ -60,7 +63,9 @@ export const CLAIM_LEASE_MS = 30_000;
  * would cost a claim per run (a few milliseconds of PostgreSQL each); during a flood whose
  * organisation has all its places, every sale would cost a claim that finds nothing. Paced, a claim
  * takes what freed in the gap at once. A claim that was full goes on at once (more is due), and so
- * does a lone wake-up after a quiet spell (a quiet tenant's sale is claimed as it comes).
+ * does a lone wake-up after a quiet spell. A sale of an organisation the last claim did not find
+ * holding all its places cuts the gap short: it has a place, and waiting would only delay it (a
+ * quiet tenant's sale beside a flood, or after its own previous sale's follow-up rows).
  */
 const CLAIM_GAP_MS = 100;
 
@@ -82,6 +87,9 @@ interface Answers {
 const noAnswers = (): Answers => ({ taken: [], later: [], dead: [], unreachable: 0 });
 const answerCount = (a: Answers): number => a.taken.length + a.later.length + a.dead.length;
 
+/** What ends a dispatcher's sleep early: any new row or freed place, only a sale that has a place, or nothing. */
+type WakesOn = 'anything' | 'sale-with-a-place' | 'nothing';
+
 /**
  * One loop's starts in flight, and whether it pauses before its next claim: the engine's last answer
  * to it was "out of reach", or its last pass failed (PostgreSQL, or the preparation).
@@ -95,13 +103,17 @@ interface LoopState {
 export class WorkflowDispatcher {
   private running: Promise<void>[] = [];
   private stopping = false;
-  private sleepers: Array<{ wake: () => void; nudgeable: boolean }> = [];
+  private sleepers: Array<{ wake: () => void; wakesOn: WakesOn }> = [];
   private prepared: Promise<void> | undefined;
   private nudged = false;
   private answers = noAnswers();
   private writing: Promise<void> | undefined;
   private lastClaimAt = 0;
   private paced = false;
+  /** The organisations the last claim found holding all their places: their new sales wait for one to free. */
+  private heldBack = new Set<string>();
+  /** A sale with a place came since the last claim began: the next claim does not wait out the gap. */
+  private saleWithAPlace = false;
   private claimsDone: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: DispatcherOptions) {}
@@ -112,9 +124,27 @@ export class WorkflowDispatcher {
     this.running = Array.from({ length: this.options.loops }, () => this.loop());
   }
 
-  /** Something was just recorded: an idle loop looks now instead of at its next poll. */
+  /** A place in the engine freed (or something may be due): an idle loop looks now instead of at its next poll. */
   nudge(): void {
-    const sleeper = this.sleepers.find((s) => s.nudgeable);
+    this.wakeOne('anything');
+  }
+
+  /**
+   * Rows of organisation `orgId` (null: of none, or not known) were just recorded. Unless the last
+   * claim found that organisation holding all its places, they are claimed at once, gap or not;
+   * otherwise they wait, like every row, for a freed place's nudge.
+   */
+  recorded(orgId: string | null): void {
+    if (orgId !== null && this.heldBack.has(orgId)) {
+      this.nudge();
+      return;
+    }
+    this.saleWithAPlace = true;
+    this.wakeOne('sale-with-a-place');
+  }
+
+  private wakeOne(reason: Exclude<WakesOn, 'nothing'>): void {
+    const sleeper = this.sleepers.find((s) => s.wakesOn === 'anything' || s.wakesOn === reason);
     if (sleeper) sleeper.wake();
     // No loop waits for work (each is claiming, pausing or full): the next to wait looks again at once instead.
     else this.nudged = true;
@@ -160,7 +190,7 @@ export class WorkflowDispatcher {
    * when their lease runs out, and a second start of a run the engine took only joins it.
    */
   private async writeAnswers(): Promise<void> {
-    if (!this.stopping) await this.idle(ANSWER_GATHER_MS, false);
+    if (!this.stopping) await this.idle(ANSWER_GATHER_MS, 'nothing');
     while (answerCount(this.answers) > 0) {
       const answers = this.answers;
       this.answers = noAnswers();
@@ -213,16 +243,19 @@ export class WorkflowDispatcher {
       if (state.pauseNext) {
         state.pauseNext = false;
         state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
-        await this.idle(state.pauseMs, false);
+        await this.idle(state.pauseMs, 'nothing');
       }
-      const gapLeft = this.lastClaimAt + CLAIM_GAP_MS - Date.now();
-      if (this.paced && gapLeft > 0) await this.idle(gapLeft, false);
+      const gapLeft = this.lastClaimAt + (this.options.claimGapMs ?? CLAIM_GAP_MS) - Date.now();
+      if (this.paced && gapLeft > 0 && !this.saleWithAPlace) await this.idle(gapLeft, 'sale-with-a-place');
       if (this.stopping) break;
       let rows: ClaimedDispatch[];
       const room = this.options.batchSize - state.inFlight.size;
       try {
         await this.prepareOnce();
-        rows = await this.claimInTurn(room);
+        this.saleWithAPlace = false;
+        const claim = await this.claimInTurn(room);
+        rows = claim.rows;
+        this.heldBack = new Set(claim.heldOrganisations);
       } catch (error) {
         // Temporal not ready for the preparation, or PostgreSQL out of reach: rows stay as they are.
         this.options.log.warn({ err: error }, 'workflow dispatcher: pass failed');
@@ -237,9 +270,9 @@ export class WorkflowDispatcher {
       // once after a full claim, after the gap otherwise); after none, wait for a nudge (a sale, a
       // freed place) or the next poll.
       const now = Date.now();
-      this.paced = rows.length > 0 ? rows.length < room : now - this.lastClaimAt < CLAIM_GAP_MS;
+      this.paced = rows.length > 0 ? rows.length < room : now - this.lastClaimAt < (this.options.claimGapMs ?? CLAIM_GAP_MS);
       this.lastClaimAt = now;
-      if (rows.length === 0) await this.idle(this.options.pollIntervalMs, true);
+      if (rows.length === 0) await this.idle(this.options.pollIntervalMs, 'anything');
     }
     await Promise.all(state.inFlight);
   }
@@ -250,21 +283,21 @@ export class WorkflowDispatcher {
    * engine against a budget of 20 were seen), and a flood's runs then started and ended in larger
    * waves. Claims of other processes (roles apart) may still overlap.
    */
-  private claimInTurn(room: number): Promise<ClaimedDispatch[]> {
+  private claimInTurn(room: number): Promise<DispatchClaim> {
     const claim = this.claimsDone.then(() => claimDueDispatches(this.options.orm.em.fork(), room, this.options, CLAIM_LEASE_MS));
     this.claimsDone = claim.catch(() => undefined);
     return claim;
   }
 
-  private idle(ms: number, nudgeable: boolean): Promise<void> {
+  private idle(ms: number, wakesOn: WakesOn): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    if (nudgeable && this.nudged) {
+    if (wakesOn === 'anything' && this.nudged) {
       this.nudged = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       const sleeper = {
-        nudgeable,
+        wakesOn,
         wake: () => {
           clearTimeout(timer);
           this.sleepers = this.sleepers.filter((s) => s !== sleeper);

@@ -135,11 +135,13 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
 
 /** A dispatcher of the test's own (one loop, polling every 50 ms, no budget to speak of unless given one) over the harness's database, starting through `starter`. */
 function testDispatcher(
-  starter: Pick<WorkflowStarter, 'dispatch'>, options: { orm?: Orm; batchSize?: number; loops?: number; engineRuns?: number } = {},
+  starter: Pick<WorkflowStarter, 'dispatch'>,
+  options: { orm?: Orm; batchSize?: number; loops?: number; engineRuns?: number; runsPerOrganisation?: number; pollIntervalMs?: number; claimGapMs?: number } = {},
 ): WorkflowDispatcher {
   return new WorkflowDispatcher({
-    orm: options.orm ?? h.orm, starter, batchSize: options.batchSize ?? 10, loops: options.loops ?? 1, pollIntervalMs: 50, maxRefusals: 10,
-    runsPerOrganisation: options.engineRuns ?? 1000, engineRuns: options.engineRuns ?? 1000, reservedRuns: 0, fairnessWindowMs: 30_000,
+    orm: options.orm ?? h.orm, starter, batchSize: options.batchSize ?? 10, loops: options.loops ?? 1, pollIntervalMs: options.pollIntervalMs ?? 50,
+    claimGapMs: options.claimGapMs, maxRefusals: 10,
+    runsPerOrganisation: options.runsPerOrganisation ?? options.engineRuns ?? 1000, engineRuns: options.engineRuns ?? 1000, reservedRuns: 0, fairnessWindowMs: 30_000,
     log: { warn: () => undefined, error: () => undefined },
   });
 }
@@ -207,7 +209,7 @@ test('an organisation whose starts the engine answers slowly does not hold back 
     await eventually(async () => (slowStarts.size === 3 ? true : undefined), 20_000, 'the slow organisation\'s three starts to be in flight');
     const recorded = Date.now();
     const quick = await send(h.app, 'cart-e', other.orgId, withEmail('cart-e', orderBody('cart-e', other.orgId, 'quick-1'), 'quick@example.com'));
-    dispatcher.nudge();
+    dispatcher.recorded(other.orgId);
     expect((await finalEntry(h, quick.body.deliveryIds![0])).status).toBe('Success');
     const quickStart = [...startedAt].find(([id]) => id.includes('/cart-e/quick-1/'))![1];
     // Well inside the slow starts, which still hang: it waited for no batch of theirs.
@@ -246,10 +248,40 @@ test('a process\'s loops claim one at a time: together they take no more of the 
   }
 });
 
+test('a sale of an organisation with a place is claimed as it comes, gap or not; one of an organisation holding all its places waits for a place to free', async () => {
+  const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  const items = `select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id where wd.external_order_id like 'gap-%'`;
+  const started: string[] = [];
+  // Starts that "take" each run without running it: its place stays taken. One place per organisation;
+  // no poll and no gap within the test's time, so only what the dispatcher is told wakes it.
+  const dispatcher = testDispatcher({ dispatch: async (request: NewDispatch) => { if (request.workflowId.includes('/cart-e/gap-')) started.push(request.workflowId); } },
+    { runsPerOrganisation: 1, pollIntervalMs: 600_000, claimGapMs: 600_000 });
+  const sale = async (owner: WebhookOrg, orderId: string) => {
+    await send(h.app, 'cart-e', owner.orgId, withEmail('cart-e', orderBody('cart-e', owner.orgId, orderId), `${orderId}@example.com`));
+    dispatcher.recorded(owner.orgId);
+  };
+  try {
+    await sale(org, 'gap-held-1');
+    dispatcher.start();
+    await eventually(async () => (started.length === 1 ? true : undefined), 10_000, 'the first sale\'s start');
+    // That claim found fewer rows than it had room for: the next waits out the gap, unless a sale with a place comes.
+    await sale(org, 'gap-held-2');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(started).toHaveLength(1); // its organisation holds its one place
+    await sale(other, 'gap-free-1');
+    await eventually(async () => (started.length === 2 ? true : undefined), 10_000, 'the other organisation\'s sale to start within the gap');
+    expect(started[1]).toContain('/cart-e/gap-free-1/');
+  } finally {
+    await dispatcher.stop();
+    await h.orm.em.fork().execute(`update webhook_delivery_item set outcome = 'fulfilled' where id in (${items})`);
+    await h.orm.em.fork().execute(`delete from workflow_dispatch where workflow_id like '%/gap-%'`);
+  }
+});
+
 test('rows a process held when it died (its lease committed, no answer written) are started by another once the lease ends, and count as runs in the engine meanwhile', async () => {
   const res = await send(h.app, 'cart-e', org.orgId, cartE('orphan-1'));
   const leaseMs = 3_000;
-  const [held] = await claimDueDispatches(h.orm.em.fork(), 10, { runsPerOrganisation: 1000, engineRuns: 1000, reservedRuns: 0, fairnessWindowMs: 30_000 }, leaseMs);
+  const { rows: [held] } = await claimDueDispatches(h.orm.em.fork(), 10, { runsPerOrganisation: 1000, engineRuns: 1000, reservedRuns: 0, fairnessWindowMs: 30_000 }, leaseMs);
   const leasedAt = Date.now();
   expect(held.workflowId).toContain('/cart-e/orphan-1/');
   const inEngine = () => h.orm.em.fork().execute<Array<{ n: string }>>(
@@ -454,7 +486,7 @@ test('an organisation\'s bulk rows (its integrators\' events, notices, reminders
     await app.close();
   }
   // Each claim's lease is rolled back, so the next one finds the same rows due.
-  const claimKinds = async (runsPerOrganisation: number) => (await claimRolledBack(h.orm, 100, { runsPerOrganisation, engineRuns: 100, reservedRuns: 0, fairnessWindowMs: 30_000 }))
+  const claimKinds = async (runsPerOrganisation: number) => (await claimRolledBack(h.orm, 100, { runsPerOrganisation, engineRuns: 100, reservedRuns: 0, fairnessWindowMs: 30_000 })).rows
     .filter((c) => c.orgId === lanes.orgId).map((c) => c.kind);
   expect(await claimKinds(1)).toEqual(['fulfil-line']);
   // The bulk rows are all due at the same instant: their order among themselves is the database's.

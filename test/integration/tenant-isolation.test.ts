@@ -154,7 +154,7 @@ describe('the engine\'s places (no worker: a run started stays in the engine unt
 
   test('they are one budget for all organisations; a place that frees goes to the organisation with none in the engine', async () => {
     // An empty outbox claims nothing, and without an error (each idle poll of every loop claims).
-    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, reservedRuns: 0, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS))).toEqual([]);
+    expect(await engine.orm.em.fork().transactional((tx) => claimDueDispatches(tx, 10, { runsPerOrganisation: 3, engineRuns: 3, reservedRuns: 0, fairnessWindowMs: 30_000 }, CLAIM_LEASE_MS))).toEqual({ rows: [], heldOrganisations: [] });
     const [busy, calm] = [await seedWebhookOrg(engine, { platforms: ['cart-e'] }), await seedWebhookOrg(engine, { platforms: ['cart-e'] })];
     for (let i = 0; i < 5; i += 1) await sell(busy, `busy-${i}`);
     await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start');
@@ -199,14 +199,18 @@ describe('the engine\'s places (no worker: a run started stays in the engine unt
     for (let i = 0; i < 5; i += 1) await sell(busy, `reserve-busy-${i}`);
     await waitUntil(busy, 2, 'three of the busy organisation\'s runs to start'); // the harness's own budget: 3, none reserved
     // Claims with a budget of 5 of which 2 are reserved, each rolled back so that the next sees the same outbox.
-    const claimOwners = async () => (await claimRolledBack(engine.orm, 10, { runsPerOrganisation: 5, engineRuns: 5, reservedRuns: 2, fairnessWindowMs: 600_000 }))
-      .map((r) => r.orgId);
-    expect(await claimOwners()).toEqual([busy.orgId, busy.orgId]); // alone: its two waiting sales take the two free places
+    // Each answer names who took places, and who is held back until a place frees.
+    const claimOwners = async () => {
+      const claim = await claimRolledBack(engine.orm, 10, { runsPerOrganisation: 5, engineRuns: 5, reservedRuns: 2, fairnessWindowMs: 600_000 });
+      return { took: claim.rows.map((r) => r.orgId), held: claim.heldOrganisations };
+    };
+    // Alone: its two waiting sales take the two free places, and then it holds the whole budget.
+    expect(await claimOwners()).toEqual({ took: [busy.orgId, busy.orgId], held: [busy.orgId] });
 
     await sell(calm, 'reserve-calm-0');
     await pollsPass();
     expect(await waiting(calm)).toBe(1); // the harness's budget is taken
     // Busy holds 3 runs, the most it may while another has work (5 - 2): the calm organisation's sale takes a free place, busy's wait.
-    expect(await claimOwners()).toEqual([calm.orgId]);
+    expect(await claimOwners()).toEqual({ took: [calm.orgId], held: [busy.orgId] });
   }, 120_000);
 });

@@ -124,7 +124,7 @@ export function licenseApiRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       const activated = await activateLicense(request.em, request.body.key, request.body.instanceName.trim());
-      deps.dispatcher.nudge();
+      deps.dispatcher.recorded(null);
       return reply.code(201).send(activated);
     });
 
@@ -141,7 +141,7 @@ export function licenseApiRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request) => {
       const deactivated = await deactivateLicense(request.em, request.body.key, request.body.instanceId);
-      deps.dispatcher.nudge();
+      deps.dispatcher.recorded(null);
       return deactivated;
     });
   };

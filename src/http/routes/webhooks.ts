@@ -68,7 +68,7 @@ export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     clock: deps.clock,
     keyRing: deps.keyRing,
     record: (write: DeliveryWrite) => recorder.submit(write),
-    onRecorded: () => deps.dispatcher.nudge(),
+    onRecorded: (orgId: string) => deps.dispatcher.recorded(orgId),
     backlog: new BacklogReadings(deps.config.organisationBacklog),
   };
 

@@ -171,7 +171,7 @@ export function outboundEventRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       await redeliverEvent(request.em, principalOf(request).orgId, request.params.id, request.body?.endpointId);
-      deps.dispatcher.nudge();
+      deps.dispatcher.recorded(principalOf(request).orgId);
       return reply.code(202).send({ ok: true as const });
     });
   };

@@ -93,7 +93,7 @@ export function purchaseAccessRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const principal = principalOf(request);
       await countStaffMail(request.em, request.params.purchaseId, deps.clock());
       const rearmed = await rearmPurchase(request.em, principal.orgId, request.params.purchaseId, actorOf(principal), deps.clock());
-      deps.dispatcher.nudge();
+      deps.dispatcher.recorded(principal.orgId);
       return rearmed;
     });
 

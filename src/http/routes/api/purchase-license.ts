@@ -34,7 +34,7 @@ export function purchaseLicenseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       await deactivateForStaff(request.em, principalOf(request).orgId, request.params.purchaseId, request.params.instanceId);
-      deps.dispatcher.nudge();
+      deps.dispatcher.recorded(principalOf(request).orgId);
       return reply.code(204).send(null);
     });
   };

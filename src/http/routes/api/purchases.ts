@@ -56,7 +56,7 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         enteredVia: principal.via === 'key' ? 'api' : 'manual',
       });
       const recorded = await recordSale(em, sale, deps.config.downloadLinks, deps.clock());
-      deps.dispatcher.nudge();
+      deps.dispatcher.recorded(principal.orgId);
       return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
         purchaseId: recorded.purchaseId,
         customerId: recorded.customerId,

@@ -61,7 +61,7 @@ export function unmatchedSkuRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const { orgId } = principalOf(request);
       await assertSkuSeen(request.em, orgId, request.params.sku);
       const delivered = await deliverHeldSales(request.em, orgId, request.params.sku);
-      if (delivered.delivering > 0) deps.dispatcher.nudge();
+      if (delivered.delivering > 0) deps.dispatcher.recorded(orgId);
       return delivered;
     });
   };

@@ -29,7 +29,7 @@ export function versionNotificationRoutes(deps: AppDeps): FastifyPluginAsyncZod 
       const { created, ...progress } = await notifyBuyers(
         request.em, principal.orgId, request.params.productId, request.params.versionId, principal.userId, deps.clock(),
       );
-      if (created) deps.dispatcher.nudge();
+      if (created) deps.dispatcher.recorded(principal.orgId);
       return reply.code(created ? 202 : 200).send(progress);
     });
 

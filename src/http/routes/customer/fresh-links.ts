@@ -14,5 +14,5 @@ export async function requestFreshLinks(deps: AppDeps, target: FreshLinksAsk['ta
   await enqueueDispatches(deps.orm.em.fork(), [
     { kind: 'fresh-links', workflowId: freshLinksWorkflowId(request), orgId, payload: request },
   ]);
-  deps.dispatcher.nudge();
+  deps.dispatcher.recorded(orgId);
 }
