@@ -245,7 +245,8 @@ export class WorkflowDispatcher {
         state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
         await this.idle(state.pauseMs, 'nothing');
       }
-      const gapLeft = this.lastClaimAt + (this.options.claimGapMs ?? CLAIM_GAP_MS) - Date.now();
+      const claimGapMs = this.options.claimGapMs ?? CLAIM_GAP_MS;
+      const gapLeft = this.lastClaimAt + claimGapMs - Date.now();
       if (this.paced && gapLeft > 0 && !this.saleWithAPlace) await this.idle(gapLeft, 'sale-with-a-place');
       if (this.stopping) break;
       let rows: ClaimedDispatch[];
@@ -270,7 +271,7 @@ export class WorkflowDispatcher {
       // once after a full claim, after the gap otherwise); after none, wait for a nudge (a sale, a
       // freed place) or the next poll.
       const now = Date.now();
-      this.paced = rows.length > 0 ? rows.length < room : now - this.lastClaimAt < (this.options.claimGapMs ?? CLAIM_GAP_MS);
+      this.paced = rows.length > 0 ? rows.length < room : now - this.lastClaimAt < claimGapMs;
       this.lastClaimAt = now;
       if (rows.length === 0) await this.idle(this.options.pollIntervalMs, 'anything');
     }
