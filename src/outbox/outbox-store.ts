@@ -96,13 +96,13 @@ const NIL = trustedSql(`'${NO_ORGANISATION}'::uuid`);
 const firstDue = (lane: 0 | 1) => sql`(select w.due_at from workflow_dispatch w
          where ${KEY} = keys.k and ${LANE} = ${trustedSql(String(lane))} and w.dead_at is null and w.due_at <= now() order by w.due_at limit 1)`;
 
-/** A claim's answer: the rows it leased, and the organisations the budget held back (see claimDueRows). */
-export interface DispatchClaim {
+/** A claim's answer as stored: the rows it leased, and the organisations the budget held back (see claimDueRows). */
+export interface ClaimedDispatchRows {
   rows: ClaimedDispatchRow[];
   held_organisations: string[];
 }
 
-const claimDue = statement<DispatchClaim, EngineRunLimits & { limit: number; parked: string; leaseMs: number }>(
+const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: number; parked: string; leaseMs: number }>(
   { rows: true, held_organisations: true },
   (p) => sql`with recursive keys as (
        (select ${trustedSql(claimKey())} as k from workflow_dispatch where dead_at is null order by 1 limit 1)
@@ -170,7 +170,7 @@ const claimDue = statement<DispatchClaim, EngineRunLimits & { limit: number; par
  * its own rows start (their own cap, or the engine's whole budget): until a place frees, a new sale
  * of theirs would find nothing, so the dispatcher need not claim again for it.
  */
-export async function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<DispatchClaim> {
+export async function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRows> {
   const [claim] = await claimDue.rows(em, {
     runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, reservedRuns: runs.reservedRuns, fairnessWindowMs: runs.fairnessWindowMs,
     limit, parked: WAITING_FOR_KEY_REASON, leaseMs,

@@ -223,6 +223,16 @@ test('an organisation whose starts the engine answers slowly does not hold back 
   }
 });
 
+/**
+ * After a test whose starts only "took" runs (the runs never ran): the sales of orders `prefix…` get
+ * their outcomes, freeing their places in the engine, and their rows leave the outbox.
+ */
+async function finishTakenRuns(prefix: string): Promise<void> {
+  await h.orm.em.fork().execute(`update webhook_delivery_item set outcome = 'fulfilled' where id in
+    (select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id where wd.external_order_id like ?)`, [`${prefix}%`]);
+  await h.orm.em.fork().execute('delete from workflow_dispatch where workflow_id like ?', [`%/${prefix}%`]);
+}
+
 test('a process\'s loops claim one at a time: together they take no more of the engine\'s places than the budget', async () => {
   for (let i = 0; i < 6; i += 1) await send(h.app, 'cart-e', org.orgId, cartE(`turn-${i}`));
   const items = `select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id where wd.external_order_id like 'turn-%'`;
@@ -243,14 +253,12 @@ test('a process\'s loops claim one at a time: together they take no more of the 
     expect(started).toHaveLength(2);
   } finally {
     await dispatcher.stop();
-    await h.orm.em.fork().execute(`update webhook_delivery_item set outcome = 'fulfilled' where id in (${items})`);
-    await h.orm.em.fork().execute(`delete from workflow_dispatch where workflow_id like '%/turn-%'`);
+    await finishTakenRuns('turn-');
   }
 });
 
 test('a sale of an organisation with a place is claimed as it comes, gap or not; one of an organisation holding all its places waits for a place to free', async () => {
   const other = await seedWebhookOrg(h, { platforms: ['cart-e'] });
-  const items = `select wi.id from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id where wd.external_order_id like 'gap-%'`;
   const started: string[] = [];
   // Starts that "take" each run without running it: its place stays taken. One place per organisation;
   // no poll and no gap within the test's time, so only what the dispatcher is told wakes it.
@@ -273,8 +281,7 @@ test('a sale of an organisation with a place is claimed as it comes, gap or not;
     expect(started[1]).toContain('/cart-e/gap-free-1/');
   } finally {
     await dispatcher.stop();
-    await h.orm.em.fork().execute(`update webhook_delivery_item set outcome = 'fulfilled' where id in (${items})`);
-    await h.orm.em.fork().execute(`delete from workflow_dispatch where workflow_id like '%/gap-%'`);
+    await finishTakenRuns('gap-');
   }
 });
 
