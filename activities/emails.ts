@@ -4,7 +4,7 @@ import type { OrderAlertRequest } from '../src/domain/fulfilment';
 import { orderAlertMail, receiptMail } from '../src/mail/templates';
 import { lifetimeWords } from '../src/domain/download-links';
 import { issueDownloadLink } from '../src/services/download-links';
-import { withdrawBeforeReceipt } from '../src/services/revocations';
+import { withdrawBeforeReceipt } from '../src/purchases/revocation-store';
 import { acceptReceipt, receiptOf } from '../src/purchases/purchase-store';
 import { dispatchRows } from '../src/services/workflow-outbox';
 import { reminderWorkflowId } from '../src/domain/ids';

@@ -109,45 +109,33 @@ export async function firstBodyOfNonce(
 // Outcomes (fulfilment runs, revocation runs, dead letters)
 // ---------------------------------------------------------------------------------------------
 
-const writeItemOutcome = statement<{ delivery_id: string }, { outcome: ItemOutcome; reason: string | null; purchaseId: string | null; itemId: string }>(
-  { delivery_id: true },
-  (p) => sql`update webhook_delivery_item set outcome = ${p.outcome}, reason = ${p.reason}, purchase_id = ${p.purchaseId}
-         where id = ${p.itemId} and outcome is null returning delivery_id`,
-);
-
-const deliveryOfItem = statement<{ delivery_id: string }, { itemId: string }>(
-  { delivery_id: true },
-  (p) => sql`select delivery_id from webhook_delivery_item where id = ${p.itemId}`,
-);
-
-/**
- * Writes an item's outcome unless it has one (a retry changes nothing); answers its entry's id,
- * undefined when there is no such item.
- */
-export async function reportItemOutcome(
-  tx: EntityManager, item: { itemId: string; outcome: ItemOutcome; reason: string | null; purchaseId: string | null },
-): Promise<string | undefined> {
-  const written = await writeItemOutcome.first(tx, item);
-  const found = written ?? await deliveryOfItem.first(tx, { itemId: item.itemId });
-  return found?.delivery_id;
-}
-
-/** An entry as `recordItemOutcomes` decides on it. */
-export interface LockedDeliveryRow {
+/** An entry whose items were just reported, as `reportItemOutcomes` read it under its lock. */
+export interface ReportedEntryRow {
+  delivery_id: string;
   organisation_id: string;
   platform: PurchaseSource;
   external_order_id: string;
   status: string;
+  /** Every item's outcome (null for those still running). */
+  outcomes: Array<ItemOutcome | null>;
 }
 
-const lockedDelivery = statement<LockedDeliveryRow, { deliveryId: string }>(
-  { organisation_id: true, platform: true, external_order_id: true, status: true },
-  (p) => sql`select organisation_id, platform, external_order_id, status from webhook_delivery where id = ${p.deliveryId} for update`,
+const itemOutcomesReport = statement<ReportedEntryRow, { reports: string }>(
+  { delivery_id: true, organisation_id: true, platform: true, external_order_id: true, status: true, outcomes: true },
+  (p) => sql`select delivery_id, organisation_id, platform, external_order_id, status, outcomes from report_item_outcomes(${p.reports}::jsonb)`,
 );
 
-/** The entry, locked for the caller's transaction. */
-export function lockDelivery(tx: EntityManager, deliveryId: string): Promise<LockedDeliveryRow | undefined> {
-  return lockedDelivery.first(tx, { deliveryId });
+/**
+ * Writes each item's outcome unless it has one (a retry changes nothing), locks the items' entries
+ * and answers each with all its items' outcomes, read after the lock: of two runs that report items
+ * of one entry together, the second sees the first's. One call of `report_item_outcomes` (migration
+ * 20261206140000); the entries' locks end with it.
+ */
+export function reportItemOutcomes(
+  em: EntityManager, items: ReadonlyArray<{ itemId: string; outcome: ItemOutcome; reason: string | null; purchaseId: string | null }>,
+): Promise<ReportedEntryRow[]> {
+  const reports = items.map((i) => ({ item_id: i.itemId, outcome: i.outcome, reason: i.reason, purchase_id: i.purchaseId }));
+  return itemOutcomesReport.rows(em, { reports: JSON.stringify(reports) });
 }
 
 const itemOutcomes = statement<{ outcome: ItemOutcome | null }, { deliveryId: string }>(
@@ -162,12 +150,13 @@ export async function itemOutcomesOf(tx: EntityManager, deliveryId: string): Pro
 
 const finishDeliveryStatement = statement<NoRows, { status: DeliveryStatus; unmatched: boolean; deliveryId: string }>(
   {},
-  (p) => sql`update webhook_delivery set status = ${p.status}, unmatched = ${p.unmatched}, completed_at = now() where id = ${p.deliveryId}`,
+  (p) => sql`update webhook_delivery set status = ${p.status}, unmatched = ${p.unmatched}, completed_at = now()
+       where id = ${p.deliveryId} and status = 'Pending'`,
 );
 
-/** An entry's final status, now that its last item is in. */
-export async function finishDelivery(tx: EntityManager, deliveryId: string, status: DeliveryStatus, unmatched: boolean): Promise<void> {
-  await finishDeliveryStatement.run(tx, { status, unmatched, deliveryId });
+/** A Pending entry's final status, now that its last item is in (an entry already final keeps its own). */
+export async function finishDelivery(em: EntityManager, deliveryId: string, status: DeliveryStatus, unmatched: boolean): Promise<void> {
+  await finishDeliveryStatement.run(em, { status, unmatched, deliveryId });
 }
 
 const openItemsOfRun = statement<{ id: string }, { deliveryId: string; workflowId: string }>(

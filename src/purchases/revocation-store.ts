@@ -19,23 +19,25 @@ export interface NoticeKey {
   productId: string;
 }
 
-/** The reason of the oldest notice that names this order line (none: no row). */
-export const firstNotice = (p: Parameters<NoticeKey>) => sql`select reason from revocation_notice
-  where organisation_id = ${p.orgId} and source = ${p.source}
-    and ((ref_kind = 'order' and order_ref = ${p.orderRef}) or (ref_kind = 'payment' and order_ref = ${p.paymentRef}))
-    and (product_id is null or product_id = ${p.productId})
-  order by created_at limit 1`;
+/**
+ * The reason of the oldest notice that names this order line (none: no row). The lookup is the
+ * database function `revocation_notice_reason` (migration 20261206140000), which the receipt check
+ * `withdraw_before_receipt` calls too.
+ */
+export const firstNotice = (p: Parameters<NoticeKey>) => sql`select reason from (select revocation_notice_reason(${p.orgId}::uuid, ${p.source}::text,
+    ${p.orderRef}::text, ${p.paymentRef}::text, ${p.productId}::uuid) as reason) notice where reason is not null`;
 
-const orderLock = statement<{ locked: unknown }, { key: string }>(
-  { locked: true }, (p) => sql`select pg_advisory_xact_lock(hashtextextended(${p.key}::text, 0)) as locked`,
+const orderLock = statement<{ locked: unknown }, { orgId: string; source: string; ref: string }>(
+  { locked: true }, (p) => sql`select order_revocation_lock(${p.orgId}::uuid, ${p.source}::text, ${p.ref}::text) as locked`,
 );
 
 /**
  * Serialises, until the caller's transaction ends, the revocations of one order with the receipt
- * check of its purchases: whichever comes second sees what the first committed.
+ * check of its purchases (`withdrawBeforeReceipt`, which takes the same lock): whichever comes
+ * second sees what the first committed.
  */
 export async function lockOrderRevocations(tx: EntityManager, orgId: string, source: string, ref: string): Promise<void> {
-  await orderLock.run(tx, { key: `revoke:${orgId}:${source}:${ref}` });
+  await orderLock.run(tx, { orgId, source, ref });
 }
 
 const noticeInsert = statement<NoRows, {
@@ -108,38 +110,19 @@ export async function revokeForEvent(
   return (await eventRevoke.first(tx, { purchaseId, reason, eventAt, now }))!;
 }
 
-const receiptCheckRead = statement<{
-  organisation_id: string; source: string; external_order_id: string | null; payment_reference: string | null; product_id: string; revoked: boolean;
-}, { purchaseId: string }>(
-  { organisation_id: true, source: true, external_order_id: true, payment_reference: true, product_id: true, revoked: true },
-  (p) => sql`select organisation_id, source, external_order_id, payment_reference, product_id, revoked_at is not null as revoked
-       from purchase where id = ${p.purchaseId}`,
+const receiptCheck = statement<{ withdrawn: boolean }, { purchaseId: string; now: Date }>(
+  { withdrawn: true }, (p) => sql`select withdraw_before_receipt(${p.purchaseId}::uuid, ${p.now}::timestamptz) as withdrawn`,
 );
 
-/** What the receipt check needs of a purchase: its order's references and whether it is revoked. */
-export function purchaseForReceiptCheck(tx: EntityManager, purchaseId: string) {
-  return receiptCheckRead.first(tx, { purchaseId });
-}
-
-const noticeWithdraw = statement<{ id: string }, NoticeKey & { purchaseId: string; now: Date }>(
-  { id: true },
-  (p) => sql`update purchase p set revoked_at = ${p.now}, revoke_reason = n.reason, receipt_status = 'skipped'
-       from (${firstNotice(p)}) n
-       where p.id = ${p.purchaseId} and p.revoked_at is null returning p.id`,
-);
-
-/** Revokes the purchase (no receipt) when a notice names its order line; whether this call did. */
-export async function withdrawByNotice(tx: EntityManager, purchaseId: string, key: NoticeKey, now: Date): Promise<boolean> {
-  return (await noticeWithdraw.rows(tx, { ...key, purchaseId, now })).length > 0;
-}
-
-const revokedRead = statement<{ revoked: boolean }, { purchaseId: string }>(
-  { revoked: true }, (p) => sql`select revoked_at is not null as revoked from purchase where id = ${p.purchaseId}`,
-);
-
-/** Whether the purchase is revoked (false for an unknown one). */
-export async function isRevoked(tx: EntityManager, purchaseId: string): Promise<boolean> {
-  return (await revokedRead.first(tx, { purchaseId }))?.revoked ?? false;
+/**
+ * Just before a receipt goes out: a refund that came before the order (its notice) withdraws the
+ * purchase now, under the order's locks, so a refund applied at the same moment cannot slip between
+ * the purchase's recording and its receipt. Whether the purchase is revoked (no receipt); false for
+ * an unknown one. One call of `withdraw_before_receipt` (migration 20261206140000): it reads the
+ * notice after taking the locks, with a snapshot of its own, which one plain statement could not.
+ */
+export async function withdrawBeforeReceipt(em: EntityManager, purchaseId: string, now: Date): Promise<boolean> {
+  return (await receiptCheck.first(em, { purchaseId, now }))!.withdrawn;
 }
 
 export interface LockedRevocation {

@@ -9,7 +9,7 @@ import type { NewEntry } from '../domain/delivery-entry';
 import type { ItemOutcomeReport, OrderAlertRequest } from '../domain/fulfilment';
 import type { Platform } from '../domain/platforms';
 import { alertDue, deliveryStatusOf, type DeliverySource } from '../domain/statuses';
-import { finishDelivery, insertDeliveries, itemOutcomesOf, lockDelivery, reportItemOutcome } from '../deliveries/delivery-store';
+import { finishDelivery, insertDeliveries, reportItemOutcomes } from '../deliveries/delivery-store';
 import { dispatchRows } from './workflow-outbox';
 import type { DispatchRow } from '../outbox/outbox-store';
 import type { HealthMark } from '../accounts/integration-health-store';
@@ -94,35 +94,27 @@ export async function recordDeliveries(em: EntityManager, writes: DeliveryWrite[
 }
 
 /**
- * Writes item outcomes (once: a retry changes nothing) and moves each touched entry from
- * Pending to its final status when its last item is in. Entries are locked so two runs that
- * finish together cannot both decide. Returns the alerts due, for every final Error entry with
- * nothing delivered (sending them is idempotent).
+ * Writes item outcomes (once: a retry changes nothing) and moves each touched entry from Pending to
+ * its final status when its last item is in. The entries' outcomes are read under their locks, so
+ * of two runs that finish together only the second finds the entry complete; a retry of either
+ * finds it so again, and moving an entry that is no longer Pending changes nothing. Returns the
+ * alerts due, for every final Error entry with nothing delivered (sending them is idempotent).
  */
 export async function recordItemOutcomes(em: EntityManager, items: ItemOutcomeReport[]): Promise<OrderAlertRequest[]> {
-  return em.transactional(async (tx) => {
-    const deliveryIds = new Set<string>();
-    for (const item of items) {
-      const found = await reportItemOutcome(tx, item);
-      if (found) deliveryIds.add(found);
+  const alerts: OrderAlertRequest[] = [];
+  for (const entry of await reportItemOutcomes(em, items)) {
+    const status = deliveryStatusOf(entry.outcomes);
+    if (status !== 'Pending' && entry.status === 'Pending') {
+      await finishDelivery(em, entry.delivery_id, status, entry.outcomes.includes('unmatched'));
     }
-    const alerts: OrderAlertRequest[] = [];
-    for (const deliveryId of [...deliveryIds].sort()) {
-      const delivery = (await lockDelivery(tx, deliveryId))!;
-      const outcomes = await itemOutcomesOf(tx, deliveryId);
-      const status = deliveryStatusOf(outcomes);
-      if (status !== 'Pending' && delivery.status === 'Pending') {
-        await finishDelivery(tx, deliveryId, status, outcomes.includes('unmatched'));
-      }
-      if (alertDue(outcomes)) {
-        alerts.push({
-          orgId: delivery.organisation_id,
-          platform: delivery.platform,
-          externalOrderId: delivery.external_order_id,
-          deliveryId,
-        });
-      }
+    if (alertDue(entry.outcomes)) {
+      alerts.push({
+        orgId: entry.organisation_id,
+        platform: entry.platform,
+        externalOrderId: entry.external_order_id,
+        deliveryId: entry.delivery_id,
+      });
     }
-    return alerts;
-  });
+  }
+  return alerts;
 }

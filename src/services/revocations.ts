@@ -14,14 +14,13 @@ import {
 } from '../deliveries/delivery-store';
 import { logStaffAction, type StaffActor } from '../purchases/link-store';
 import {
-  isRevoked, leaveRevocationNotice, lockOrderRevocations, lockPurchaseRevocation, purchaseForReceiptCheck, purchasesOfRevokedOrder,
-  restoreByStaff, revokeByStaff, revokeForEvent, withdrawByNotice, type LockedRevocation, type PurchaseMatch,
+  leaveRevocationNotice, lockOrderRevocations, lockPurchaseRevocation, purchasesOfRevokedOrder,
+  restoreByStaff, revokeByStaff, revokeForEvent, type LockedRevocation, type PurchaseMatch,
 } from '../purchases/revocation-store';
 
-
 /**
- * Serialises a refund's application with the receipt check of the same order (see
- * `withdrawBeforeReceipt`): whichever comes second sees what the first committed.
+ * Serialises a refund's application with the receipt check of the same order (the revocation
+ * store's `withdrawBeforeReceipt`): whichever comes second sees what the first committed.
  */
 const lockOrder = lockOrderRevocations;
 
@@ -95,28 +94,6 @@ export async function applyRevocation(em: EntityManager, request: RevocationRequ
     const outcomes = await itemOutcomesOf(tx, request.deliveryId);
     await closeEntry(tx, request.deliveryId, deliveryStatusOf(outcomes), now);
     return written;
-  });
-}
-
-/**
- * Just before a receipt goes out: a refund that came before the order (its notice) withdraws the
- * purchase now, under the order's lock, so a refund applied at the same moment cannot slip between
- * the purchase's recording and its receipt. Returns whether the purchase is revoked (no receipt).
- */
-export async function withdrawBeforeReceipt(em: EntityManager, purchaseId: string, now: Date): Promise<boolean> {
-  return em.transactional(async (tx) => {
-    const purchase = await purchaseForReceiptCheck(tx, purchaseId);
-    if (!purchase) return false;
-    if (purchase.revoked) return true;
-    const refs = [purchase.external_order_id, purchase.payment_reference].filter((r): r is string => r !== null).sort();
-    if (refs.length === 0) return false;
-    for (const ref of refs) await lockOrder(tx, purchase.organisation_id, purchase.source, ref);
-    const key = {
-      orgId: purchase.organisation_id, source: purchase.source, orderRef: purchase.external_order_id ?? '',
-      paymentRef: purchase.payment_reference ?? '', productId: purchase.product_id,
-    };
-    if (await withdrawByNotice(tx, purchaseId, key, now)) return true;
-    return isRevoked(tx, purchaseId);
   });
 }
 
