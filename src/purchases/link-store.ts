@@ -45,6 +45,18 @@ export async function logStaffAction(em: EntityManager, purchase: { id: string; 
 // Links (download_token)
 // ---------------------------------------------------------------------------------------------
 
+const linkInsert = statement<NoRows, { purchaseId: string; tokenHash: string; expiresAt: Date; now: Date; via: LinkOrigin }>(
+  {}, (p) => sql`insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
+       values (gen_random_uuid(), ${p.purchaseId}, ${p.tokenHash}, ${p.expiresAt}, ${p.now}, ${p.via})`,
+);
+
+/** Stores a new link of the purchase by its token's hash (the token itself is never stored). */
+export async function insertDownloadLink(
+  em: EntityManager, link: { purchaseId: string; tokenHash: string; expiresAt: Date; now: Date; via: LinkOrigin },
+): Promise<void> {
+  await linkInsert.run(em, link);
+}
+
 /** A download link as stored, with its purchase's context (the customer pages' view of it). */
 export interface LinkRow {
   token_id: string;

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { downloadLinkExpiry, downloadLinkUrl, type DownloadLinkSettings } from '../domain/download-links';
-import { DownloadToken } from '../db/entities';
 import type { LinkOrigin } from '../domain/evidence';
 import { mintDownloadToken } from '../security/secrets';
+import { insertDownloadLink } from '../purchases/link-store';
 
 export interface IssuedLink {
   url: string;
@@ -23,6 +22,6 @@ export async function issueDownloadLink(
 ): Promise<IssuedLink> {
   const { token, hash } = mintDownloadToken();
   const expiresAt = downloadLinkExpiry(now, links.ttlMs);
-  await em.insert(DownloadToken, { id: randomUUID(), purchase: purchaseId, tokenHash: hash, expiresAt, createdAt: now, issuedVia: via });
+  await insertDownloadLink(em, { purchaseId, tokenHash: hash, expiresAt, now, via });
   return { url: downloadLinkUrl(links.siteUrl, token), expiresAt };
 }
