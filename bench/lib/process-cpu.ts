@@ -45,18 +45,22 @@ function cpuSecondsByProcess(): Map<number, { group: string; seconds: number }> 
 
 /**
  * Starts a stretch; the returned function ends it and describes the cores each group kept busy on
- * average (the machine has `os.availableParallelism()` of them).
+ * average (the machine has `os.availableParallelism()` of them), and with `per` the CPU
+ * milliseconds each group spent per unit of work (an order).
  */
-export function measureProcessCpu(): () => string {
+export function measureProcessCpu(): (per?: { count: number; unit: string }) => string {
   const before = cpuSecondsByProcess();
   const startedAt = process.hrtime.bigint();
-  return () => {
+  return (per) => {
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     const used = new Map<string, number>();
     for (const [pid, now] of cpuSecondsByProcess()) {
       used.set(now.group, (used.get(now.group) ?? 0) + now.seconds - (before.get(pid)?.seconds ?? 0));
     }
-    const parts = [...used].sort((a, b) => b[1] - a[1]).map(([group, cpu]) => `${group} ${(cpu / seconds).toFixed(2)}`);
-    return `cores busy over ${seconds.toFixed(0)} s: ${parts.join(', ')}`;
+    const sorted = [...used].sort((a, b) => b[1] - a[1]);
+    const cores = sorted.map(([group, cpu]) => `${group} ${(cpu / seconds).toFixed(2)}`);
+    if (!per) return `cores busy over ${seconds.toFixed(0)} s: ${cores.join(', ')}`;
+    const costs = sorted.map(([group, cpu]) => `${group} ${((cpu * 1000) / per.count).toFixed(1)}`);
+    return `cores busy over ${seconds.toFixed(0)} s: ${cores.join(', ')}; CPU ms per ${per.unit}: ${costs.join(', ')}`;
   };
 }

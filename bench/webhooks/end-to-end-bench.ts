@@ -10,12 +10,15 @@
  * BENCH_ORDERS (default 10000), BENCH_IN_FLIGHT (default 32 concurrent POSTs or starts);
  * BENCH_SERVICE_NODE_ARGS goes to the service's node processes (e.g. `--cpu-prof --cpu-prof-dir=…`);
  * BENCH_REMINDERS=off turns the organisation's buyer reminders off (what the reminder run costs).
+ * Each part also prints the cores each program kept busy and its CPU ms per run or order (the no-op's
+ * worker runs in this process, the load generator's).
  * Targets: ≥ 0.8× the no-op baseline, and ≥ 100 orders/s (goal 200).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { writeOrganisationSettings } from '../../src/accounts/account-store';
 import { seedWebhookOrg } from '../../test/helpers/webhooks';
 import { pool, secondsSince, until } from '../lib/pool';
+import { measureProcessCpu } from '../lib/process-cpu';
 import { runBenchmark } from '../lib/run';
 import { runtimeName, startService, startSmtpSink, type ServiceShape } from '../lib/service';
 import { noopRunsPerSecond } from './noop-baseline';
@@ -35,11 +38,13 @@ async function main(): Promise<void> {
     if (!REMINDERS) await writeOrganisationSettings(service.orm.em.fork(), org.orgId, { reminderAfterMinutes: null });
     process.stdout.write(`${ORDERS} orders, ${IN_FLIGHT} in flight, ${SHAPE}${SHAPE === 'roles' ? ` with ${process.env.BENCH_WORKERS ?? 1} worker(s)` : ''}, `
       + `reminders ${REMINDERS ? 'on' : 'off'}, ${runtimeName()}\n`);
+    const noopCpu = measureProcessCpu();
     const noopPerSecond = await noopRunsPerSecond(service.temporal.address, ORDERS, IN_FLIGHT);
-    process.stdout.write(`no-op workflow (1 activity)      ${noopPerSecond.toFixed(1)} runs/s\n`);
+    process.stdout.write(`no-op workflow (1 activity)      ${noopPerSecond.toFixed(1)} runs/s\n  ${noopCpu({ count: ORDERS, unit: 'run' })}\n`);
 
     const orders = signedOrders('storefront-a', org.orgId, 0, ORDERS, { oneLine: true });
     const receiptsBefore = sink.received();
+    const cpu = measureProcessCpu();
     const started = process.hrtime.bigint();
     let refused = 0;
     await pool(ORDERS, IN_FLIGHT, async (i) => {
@@ -57,6 +62,7 @@ async function main(): Promise<void> {
     const ackSeconds = secondsSince(started);
     await until(() => sink.received() - receiptsBefore >= ORDERS, 'every receipt in the SMTP sink');
     const totalSeconds = secondsSince(started);
+    const cpuUse = cpu({ count: ORDERS, unit: 'order' });
 
     const [outcome] = await service.orm.em.fork().execute<Array<{ success: string; purchases: string; waiting: string }>>(
       `select (select count(*) from webhook_delivery where organisation_id = ? and status = 'Success') as success,
@@ -76,6 +82,7 @@ async function main(): Promise<void> {
     process.stdout.write(`service/no-op ${ratio.toFixed(2)}× (target ≥ ${TARGETS.ratio}×: ${verdict(ratio >= TARGETS.ratio)}); `
       + `${perSecond.toFixed(1)} orders/s (target ≥ ${TARGETS.perSecond}: ${verdict(perSecond >= TARGETS.perSecond)}, goal ${TARGETS.goalPerSecond}); `
       + `peak RSS ${JSON.stringify(rss)} MB\n`);
+    process.stdout.write(`  ${cpuUse}\n`);
     process.stdout.write(`RESULT ${JSON.stringify({
       orders: ORDERS, inFlight: IN_FLIGHT, shape: SHAPE, reminders: REMINDERS,
       noop: { perSecond: Number(noopPerSecond.toFixed(1)) },
