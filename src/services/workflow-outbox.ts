@@ -71,18 +71,18 @@ export async function claimDueDispatches(em: EntityManager, limit: number, runs:
 }
 
 /** Rows Temporal took: gone from the outbox. */
-export async function completeDispatches(tx: EntityManager, ids: string[]): Promise<void> {
+export async function completeDispatches(em: EntityManager, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await deleteDispatchRows(tx, ids);
+  await deleteDispatchRows(em, ids);
 }
 
 /** Longest error text kept on a row or an item. */
 export const ERROR_TEXT_LIMIT = 1000;
 
 /** Rows Temporal did not take: tried again later, with the reason kept for operators. */
-export async function postponeDispatches(tx: EntityManager, failures: DispatchFailure[]): Promise<void> {
+export async function postponeDispatches(em: EntityManager, failures: DispatchFailure[]): Promise<void> {
   if (failures.length === 0) return;
-  await postponeDispatchRows(tx, failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, ERROR_TEXT_LIMIT), refused: f.refused })));
+  await postponeDispatchRows(em, failures.map((f) => ({ id: f.id, retry_in_ms: f.retryInMs, error: f.error.slice(0, ERROR_TEXT_LIMIT), refused: f.refused })));
 }
 
 /** The outbox's backlog (dead letters apart), for one organisation or (null) for all. */
