@@ -20,7 +20,9 @@
  *
  * BENCH_SHAPES (default `all-in-one,roles,front-door`; see bench/lib/service). Targets: 0 refused; p99 ≤ 250 ms and ≤ 3×
  * the bare server's p99, with the API process's event-loop delay and GC pauses over the steady run printed beside it;
- * most acks/s ≥ 0.5× the bare server's; RSS ≤ 250 MB per role.
+ * most acks/s ≥ 0.5× the bare server's; RSS ≤ 250 MB per role. Where fulfilment runs, 32 in flight fill the
+ * organisation's backlog cap (DISPATCH_ORGANISATION_BACKLOG) within seconds, after which its deliveries
+ * are deferred (503) as they should be: the acks/s until its first 503 are printed beside the run's.
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
@@ -62,7 +64,16 @@ interface ClientJob {
  * `deferred`: answers 503 with Retry-After (the organisation's outbox backlog cap, or the process's
  * in-flight cap), which a platform retries, so nothing is lost; `refused`: any other failure.
  */
-type Figures = LoadFigures & { refused: number; deferred: number; acceptedP99Ms?: number };
+type Figures = LoadFigures & {
+  refused: number;
+  deferred: number;
+  acceptedP99Ms?: number;
+  /**
+   * Acknowledgements a second until the first 503 (the organisation's backlog cap engaged), and when
+   * that was: what the front door took while the cap did not yet bind. Absent with no 503.
+   */
+  beforeCap?: { acksPerSecond: number; seconds: number };
+};
 
 /**
  * A steady rate, as a platform's deliveries arrive: request i is sent at start + i/rate whatever
@@ -135,18 +146,28 @@ async function runClient(job: ClientJob): Promise<Figures> {
   const orders = signedOrders('storefront-a', job.orgId, job.firstOrder, count, { oneLine: true });
   if (job.rate !== undefined) return steadyLoad({ ...job, rate: job.rate }, orders);
   let next = 0;
-  const result = await autocannon({
-    url: job.baseUrl,
-    connections: job.connections,
-    duration: job.seconds,
-    requests: [{
-      method: 'POST',
-      setupRequest: (request) => {
-        const order = orders[next % orders.length];
-        next += 1;
-        return { ...request, method: 'POST', path: order.path, headers: order.headers, body: order.body };
-      },
-    }],
+  const started = performance.now();
+  let capAt: number | undefined;
+  let acksBeforeCap = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon({
+      url: job.baseUrl,
+      connections: job.connections,
+      duration: job.seconds,
+      requests: [{
+        method: 'POST',
+        setupRequest: (request) => {
+          const order = orders[next % orders.length];
+          next += 1;
+          return { ...request, method: 'POST', path: order.path, headers: order.headers, body: order.body };
+        },
+      }],
+    }, (error, finished) => (error ? reject(error) : resolve(finished)));
+    run.on('response', (_client, statusCode) => {
+      if (capAt !== undefined) return;
+      if (statusCode === 503) capAt = performance.now();
+      else if (statusCode === 200) acksBeforeCap += 1;
+    });
   });
   // The service's 503s all carry Retry-After (its caps); autocannon keeps counts, not headers.
   const deferred = result.statusCodeStats?.['503']?.count ?? 0;
@@ -161,6 +182,10 @@ async function runClient(job: ClientJob): Promise<Figures> {
     errors: result.errors + result.timeouts,
     refused: result.non2xx - deferred + result.errors + result.timeouts,
     deferred,
+    beforeCap: capAt === undefined ? undefined : {
+      acksPerSecond: Math.round(acksBeforeCap / ((capAt - started) / 1000)),
+      seconds: Number(((capAt - started) / 1000).toFixed(1)),
+    },
   };
 }
 
@@ -279,6 +304,8 @@ async function main(): Promise<void> {
           + `= ${p99Ratio.toFixed(2)}× bare (target ≤ ${TARGETS.p99Ratio}×: ${verdict(p99Ratio <= TARGETS.p99Ratio)}); `
           + `most acks/s ${realMax.requestsPerSecond} = ${throughputRatio.toFixed(2)}× bare (target ≥ ${TARGETS.throughputRatio}×: ${verdict(throughputRatio >= TARGETS.throughputRatio)}), `
           + `${durableRatio.toFixed(2)}× bare + INSERT (target ≥ ${TARGETS.throughputRatio}×: ${verdict(durableRatio >= TARGETS.throughputRatio)}); `
+          + (realMax.beforeCap === undefined ? '' : `until the organisation's backlog cap answered its first 503 (after ${realMax.beforeCap.seconds} s): `
+            + `${realMax.beforeCap.acksPerSecond} acks/s = ${(realMax.beforeCap.acksPerSecond / Math.max(durableMax.requestsPerSecond, 1)).toFixed(2)}× bare + INSERT; `)
           + `RSS (target ≤ ${TARGETS.rssMb} MB per role: ${verdict(Object.values(rss).every((mb) => mb <= TARGETS.rssMb))})\n`);
         results[shape] = {
           fixedRate: { bare: bareFixed, service: realFixed, p99Ratio: Number(p99Ratio.toFixed(2)), apiVitals: vitals, drainSeconds: Number(fixedDrain.toFixed(1)) },
