@@ -51,8 +51,8 @@ export class Migration20261206140000_receipt_check_and_outcomes_in_one_call exte
         return exists (select 1 from "purchase" p where p."id" = checked_purchase and p."revoked_at" is not null);
       end $$;`);
     // One key at a time (a sale reports one item, its entry one): each statement finds its row by
-    // its key, whatever plan the function's cache holds; a set-wise form's generic plan read whole
-    // tables once they had grown.
+    // its key, whatever plan the function's cache holds; a set-wise form's plan hashed both tables
+    // read whole.
     this.addSql(`create function "report_item_outcomes"(reports jsonb)
       returns table (delivery_id uuid, organisation_id uuid, platform text, external_order_id text, status text, outcomes text[])
       language plpgsql as $$
