@@ -18,12 +18,6 @@ import {
   restoreByStaff, revokeByStaff, revokeForEvent, type LockedRevocation, type PurchaseMatch,
 } from '../purchases/revocation-store';
 
-/**
- * Serialises a refund's application with the receipt check of the same order (the revocation
- * store's `withdrawBeforeReceipt`): whichever comes second sees what the first committed.
- */
-const lockOrder = lockOrderRevocations;
-
 /** Why an event leaves a purchase as it is: staff gave access back after the event. */
 const RESTORED_LATER = 'access restored by staff after this event';
 
@@ -49,7 +43,8 @@ async function revokeOne(tx: EntityManager, purchaseId: string, reason: RevokeRe
  */
 export async function applyRevocation(em: EntityManager, request: RevocationRequest, now: Date): Promise<ItemOutcome[]> {
   return em.transactional(async (tx) => {
-    await lockOrder(tx, request.orgId, request.platform, request.orderRef);
+    // Serialised with the receipt check of the same order: whichever comes second sees the first's commit.
+    await lockOrderRevocations(tx, request.orgId, request.platform, request.orderRef);
     // When the event happened, as far as we know: the first receipt of its event id (a redelivery
     // repeats the event), else the receipt of this entry.
     const entry = await lockRevocationEntry(tx, request.orgId, request.deliveryId);
