@@ -233,6 +233,7 @@ export class WorkflowDispatcher {
 
   private async loop(): Promise<void> {
     const state: LoopState = { inFlight: new Set(), pauseNext: false, pauseMs: 0 };
+    const claimGapMs = this.options.claimGapMs ?? CLAIM_GAP_MS;
     while (!this.stopping) {
       if (state.inFlight.size >= this.options.batchSize) {
         await Promise.race(state.inFlight);
@@ -246,7 +247,6 @@ export class WorkflowDispatcher {
         state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
         await this.idle(state.pauseMs, 'nothing');
       }
-      const claimGapMs = this.options.claimGapMs ?? CLAIM_GAP_MS;
       const gapLeft = this.lastClaimAt + claimGapMs - Date.now();
       if (this.paced && gapLeft > 0 && !this.saleWithAPlace) await this.idle(gapLeft, 'sale-with-a-place');
       if (this.stopping) break;
