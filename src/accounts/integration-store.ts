@@ -4,7 +4,7 @@
  * here too.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, type NoRows, type Parameters } from '../db/sql';
+import { sql, statement, type NoRows, type SqlValue } from '../db/sql';
 import { skuMatchesSql, type SkuMatchRow } from '../catalogue/catalogue-store';
 import { backlogWaitingOf } from '../outbox/outbox-store';
 import { organisationsPaidWith } from '../purchases/purchase-store';
@@ -98,7 +98,8 @@ export interface CandidateRow {
 
 type CandidateParams = { skus: string[]; backlogCap: number; backlogKnown: string[]; platform: string };
 
-const candidateSelect = (p: Parameters<CandidateParams>) => sql`select o.id, o.subscription_expires_on::text as subscription_expires_on,
+/** The candidate read's select, its values given as parameters or as columns of a lookup (below). */
+const candidateSelect = (p: { [K in keyof CandidateParams]: SqlValue }) => sql`select o.id, o.subscription_expires_on::text as subscription_expires_on,
   i.id as integration_id, i.secret, i.private_key, i.account_id, ${skuMatchesSql(p.skus, sql`o.id`)} as matches, ${backlogWaitingOf({ cap: p.backlogCap, skip: p.backlogKnown })} as backlog_waiting
   from organisation o left join integration i on i.organisation_id = o.id and i.platform = ${p.platform}`;
 
@@ -106,10 +107,35 @@ const CANDIDATE_COLUMNS = {
   id: true, subscription_expires_on: true, integration_id: true, secret: true, private_key: true, account_id: true, matches: true, backlog_waiting: true,
 } as const;
 
-const namedCandidate = statement<CandidateRow, CandidateParams & { orgId: string }>(
-  CANDIDATE_COLUMNS,
-  (p) => sql`${candidateSelect(p)} where o.id = ${p.orgId}`,
+/**
+ * The organisations of per-organisation paths, each lookup with its own SKUs and platform, in one
+ * statement: `lookups` is a JSON array of {n, org_id, platform, skus, backlog_cap, backlog_known},
+ * and each row says by `n` which lookup it answers.
+ */
+const namedCandidates = statement<CandidateRow & { n: number }, { lookups: string }>(
+  { ...CANDIDATE_COLUMNS, n: true },
+  (p) => sql`select q.n, c.* from jsonb_to_recordset(${p.lookups}::jsonb)
+      as q(n int, org_id uuid, platform text, skus text[], backlog_cap int, backlog_known uuid[])
+    cross join lateral (${candidateSelect({ skus: sql`q.skus`, backlogCap: sql`q.backlog_cap`, backlogKnown: sql`q.backlog_known`, platform: sql`q.platform` })}
+      where o.id = q.org_id) c`,
 );
+
+/** The organisation of a per-organisation path (a UUID) with what the read needs of it. */
+export type CandidateLookup = CandidateQuery & { orgId: string };
+
+/**
+ * The organisation of each lookup's path, if it exists (a list of none or one per lookup, in their
+ * order): one statement for them all, so the front door reads many concurrent deliveries'
+ * organisations in one round trip.
+ */
+export async function candidatesByOrganisation(em: EntityManager, lookups: readonly CandidateLookup[]): Promise<CandidateRow[][]> {
+  const json = JSON.stringify(lookups.map((l, n) => ({
+    n, org_id: l.orgId, platform: l.platform, skus: l.skus, backlog_cap: l.backlogCap, backlog_known: l.backlogKnown,
+  })));
+  const answers = lookups.map((): CandidateRow[] => []);
+  for (const { n, ...row } of await namedCandidates.rows(em, { lookups: json })) answers[n].push(row);
+  return answers;
+}
 
 /**
  * Every organisation a shared route's event may be for: the one it names (a UUID, or null), those
@@ -131,11 +157,6 @@ export interface CandidateQuery {
   /** Organisations whose backlog is not counted (the front door knows it): their `backlog_waiting` is null. */
   backlogKnown: string[];
   platform: string;
-}
-
-/** The organisation of a per-organisation path (a UUID), if it exists: one prepared statement. */
-export function candidateByOrganisation(em: EntityManager, query: CandidateQuery, orgId: string): Promise<CandidateRow[]> {
-  return namedCandidate.rows(em, { ...query, orgId });
 }
 
 /** The organisations a shared route's event may be for (see sharedRouteCandidates): one prepared statement. */

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { isoUtc, sql, statement, type NoRows, type Sql, type SqlValue } from '../db/sql';
 import type { ProductStatus } from '../domain/statuses';
 
 /**
@@ -173,10 +173,10 @@ export interface SkuMatchRow {
 
 /**
  * SKU, product and its active version (a JSON array of SkuMatchRow) for the normalised SKUs
- * `skus` (a text[] parameter) in the organisation whose id is the SQL `organisationId`. The
+ * `skus` (a text[] parameter, or a column of one) in the organisation whose id is the SQL `organisationId`. The
  * intake's read of the organisations that may verify a delivery selects it too.
  */
-export const skuMatchesSql = (skus: Parameters<{ skus: string[] }>['skus'], organisationId: Sql): Sql =>
+export const skuMatchesSql = (skus: SqlValue, organisationId: Sql): Sql =>
   sql`coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
       'live_version', coalesce(v.status = 'ready', false)))
     from product_sku ps

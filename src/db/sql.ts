@@ -30,6 +30,9 @@ export class Sql {
   constructor(readonly parts: readonly (string | Parameter)[]) {}
 }
 
+/** What a fragment builder may be given for a value: a statement's parameter, or SQL naming one (a column). */
+export type SqlValue = Sql | Parameter;
+
 /**
  * SQL text. An interpolated `Sql` (a fragment) is inserted as SQL, a statement's parameter as its
  * `$n`. Nothing else may be interpolated: values are always parameters, never text.

@@ -8,7 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BULK_DISPATCH_KINDS, type DispatchKind } from '../domain/dispatch';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
-import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql, type SqlValue } from '../db/sql';
 import { clearRunsStarted, markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
 
 /** The key under which rows of no organisation (a buyer's fresh links) are claimed together. */
@@ -244,10 +244,10 @@ export async function backlogCounts(em: EntityManager, orgId: string | null): Pr
 /**
  * How many live outbox rows organisation `o` of an enclosing read has outside the bulk lane, counting
  * no further than `cap` (so reading no more index entries than that), or null for the organisations
- * in `skip` (their count is known): the front door's backlog cap, in its candidate read. Bulk rows
+ * in `skip` (their count is known; each a parameter or a column): the front door's backlog cap, in its candidate read. Bulk rows
  * (its integrators' events waiting behind its sales) are not the front door's to refuse for.
  */
-export function backlogWaitingOf(p: Parameters<{ cap: number; skip: string[] }>): Sql {
+export function backlogWaitingOf(p: { cap: SqlValue; skip: SqlValue }): Sql {
   return sql`case when o.id = any(${p.skip}::uuid[]) then null else (select count(*)::int from
     (select 1 from workflow_dispatch wd where ${trustedSql(claimKey('wd.'))} = o.id and ${trustedSql(claimLane('wd.'))} = 0
        and wd.dead_at is null limit ${p.cap}) w) end`;

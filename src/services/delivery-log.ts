@@ -81,7 +81,7 @@ function mergedCounters(counters: UnmatchedCount[]): UnmatchedCount[] {
 /**
  * Commits one or more requests' deliveries atomically. It is on the webhook's request path, so it is
  * one prepared statement (data-modifying CTEs: one round trip, one commit) rather than a
- * transaction of several, and the front door groups concurrent requests into one (GroupCommit).
+ * transaction of several, and the front door groups concurrent requests into one (StatementGroup).
  */
 export async function recordDeliveries(em: EntityManager, writes: DeliveryWrite[]): Promise<void> {
   await insertDeliveries(em, {

@@ -50,7 +50,7 @@ import { claimSignedNonce, ReplayRefusedError } from './signature-nonces';
 import type { BacklogReadings } from './backlog-readings';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret } from '../security/sealed-secrets';
-import { candidateByOrganisation, candidatesBySharedRoute, type CandidateRow } from '../accounts/integration-store';
+import { candidatesByOrganisation, candidatesBySharedRoute, type CandidateLookup, type CandidateRow } from '../accounts/integration-store';
 import { recordRefusal, recordVerified, verifiedMark } from '../accounts/integration-health-store';
 import type { RefusalReason, SignatureRefusal } from '../domain/integration-health';
 
@@ -60,8 +60,13 @@ export interface IntakeDeps {
   /** Opens the integration secrets, sealed at rest. */
   keyRing: KeyRing;
   /**
+   * Reads the organisation of a per-organisation path; concurrent deliveries share a statement (the
+   * front door's StatementGroup over `candidatesByOrganisation`).
+   */
+  readCandidate: (lookup: CandidateLookup) => Promise<CandidateRow[]>;
+  /**
    * Commits one delivery's rows; concurrent deliveries share a statement and a commit (the front
-   * door's GroupCommit over `recordDeliveries`).
+   * door's StatementGroup over `recordDeliveries`).
    */
   record: (write: DeliveryWrite) => Promise<void>;
   /** Told after each commit that added outbox rows (whose), so they are dispatched at once. */
@@ -116,7 +121,7 @@ function candidateOf(deps: Pick<IntakeDeps, 'keyRing' | 'backlog'>, row: Candida
  */
 async function candidatesFor(
   em: EntityManager,
-  deps: Pick<IntakeDeps, 'keyRing' | 'backlog'>,
+  deps: Pick<IntakeDeps, 'keyRing' | 'backlog' | 'readCandidate'>,
   adapter: PlatformAdapter,
   target: IntakeTarget,
   request: WebhookRequest,
@@ -127,7 +132,7 @@ async function candidatesFor(
   if (adapter.routing.kind === 'per-organisation') {
     if (target.orgId === null || !isUuid(target.orgId)) throw new NotFoundError('organisation not found');
     const backlogKnown = deps.backlog.known(target.orgId) === undefined ? [] : [target.orgId];
-    const found = (await candidateByOrganisation(em, { ...query, backlogKnown }, target.orgId)).map((row) => candidateOf(deps, row));
+    const found = (await deps.readCandidate({ ...query, backlogKnown, orgId: target.orgId })).map((row) => candidateOf(deps, row));
     if (found.length === 0) throw new NotFoundError('organisation not found');
     return found;
   }
@@ -301,7 +306,7 @@ export async function recordPulledOrders(
   const skus = skusOf({ kind: 'orders', orders: unknown });
   // A run records what it found whatever the outbox holds (nobody retries it for the organisation the
   // way a platform retries a refused webhook, and one page is bounded): the backlog is not counted.
-  const [row] = await candidateByOrganisation(em, { skus, backlogCap: 0, backlogKnown: [orgId], platform }, orgId);
+  const [[row]] = await candidatesByOrganisation(em, [{ skus, backlogCap: 0, backlogKnown: [orgId], platform, orgId }]);
   if (row === undefined) throw new NotFoundError('organisation not found');
   const org = { orgId, subscriptionExpiresOn: row.subscription_expires_on };
   const plan = planIntake(org, platform, unknown, [], matchesOf(row.matches), now);

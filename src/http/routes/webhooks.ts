@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { countOversizedBody, receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
 import { isPlatform } from '../../domain/platforms';
 import { recordDeliveries, type DeliveryWrite } from '../../services/delivery-log';
-import { GroupCommit } from '../../db/group-commit';
+import { StatementGroup } from '../../db/statement-group';
+import { candidatesByOrganisation, type CandidateLookup, type CandidateRow } from '../../accounts/integration-store';
 import { ConcurrencyGate } from '../../security/concurrency-gate';
 import type { WebhookRequest } from '../../webhooks/adapter';
 import { ADAPTERS } from '../../webhooks/registry';
@@ -51,22 +52,29 @@ function webhookRequestOf(request: FastifyRequest): WebhookRequest {
 }
 
 /**
- * Group commit of the front door: at most this many deliveries in one statement, and this many
- * statements in flight (each holds one of the pool's connections).
+ * The front door's grouped statements, each for its reads and for its writes: at most this many
+ * deliveries in one statement, and this many statements in flight (each holds one of the pool's
+ * connections).
  */
-const RECORD_MAX_BATCH = 100;
-const RECORD_MAX_CONCURRENT = 2;
+const GROUP_MAX_BATCH = 100;
+const GROUP_MAX_CONCURRENT = 2;
 
 export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  const recorder = new GroupCommit<DeliveryWrite>({
-    commit: (writes) => recordDeliveries(deps.orm.em.fork(), writes),
-    maxBatch: RECORD_MAX_BATCH,
-    maxConcurrent: RECORD_MAX_CONCURRENT,
+  const candidateReads = new StatementGroup<CandidateLookup, CandidateRow[]>({
+    run: (lookups) => candidatesByOrganisation(deps.orm.em.fork(), lookups),
+    maxBatch: GROUP_MAX_BATCH,
+    maxConcurrent: GROUP_MAX_CONCURRENT,
+  });
+  const recorder = new StatementGroup<DeliveryWrite>({
+    run: (writes) => recordDeliveries(deps.orm.em.fork(), writes),
+    maxBatch: GROUP_MAX_BATCH,
+    maxConcurrent: GROUP_MAX_CONCURRENT,
   });
   const intake = {
     orm: deps.orm,
     clock: deps.clock,
     keyRing: deps.keyRing,
+    readCandidate: (lookup: CandidateLookup) => candidateReads.submit(lookup),
     record: (write: DeliveryWrite) => recorder.submit(write),
     onRecorded: (orgId: string) => deps.dispatcher.recorded(orgId),
     backlog: new BacklogReadings(deps.config.organisationBacklog),

@@ -1,4 +1,4 @@
-import { GroupCommit } from '../../../src/db/group-commit';
+import { StatementGroup } from '../../../src/db/statement-group';
 
 /** A commit that resolves when the test says so, and records every batch it was given. */
 function controlledCommit() {
@@ -13,10 +13,10 @@ function controlledCommit() {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('GroupCommit', () => {
+describe('StatementGroup', () => {
   it('sends a write alone at once when nothing is in flight', async () => {
     const c = controlledCommit();
-    const group = new GroupCommit<number>({ commit: c.commit, maxBatch: 10, maxConcurrent: 1 });
+    const group = new StatementGroup<number>({ run: c.commit, maxBatch: 10, maxConcurrent: 1 });
     const done = group.submit(1);
     expect(c.batches).toEqual([[1]]);
     c.pending[0].resolve();
@@ -25,7 +25,7 @@ describe('GroupCommit', () => {
 
   it('groups the writes that arrive while a batch is in flight into the next one, up to maxBatch', async () => {
     const c = controlledCommit();
-    const group = new GroupCommit<number>({ commit: c.commit, maxBatch: 3, maxConcurrent: 1 });
+    const group = new StatementGroup<number>({ run: c.commit, maxBatch: 3, maxConcurrent: 1 });
     const all = [1, 2, 3, 4, 5, 6].map((n) => group.submit(n));
     expect(c.batches).toEqual([[1]]);
     c.pending[0].resolve();
@@ -40,7 +40,7 @@ describe('GroupCommit', () => {
 
   it('keeps at most maxConcurrent batches in flight', async () => {
     const c = controlledCommit();
-    const group = new GroupCommit<number>({ commit: c.commit, maxBatch: 2, maxConcurrent: 2 });
+    const group = new StatementGroup<number>({ run: c.commit, maxBatch: 2, maxConcurrent: 2 });
     for (const n of [1, 2, 3, 4, 5]) void group.submit(n);
     expect(c.batches).toEqual([[1], [2]]);
     c.pending[1].resolve();
@@ -51,8 +51,8 @@ describe('GroupCommit', () => {
   it('when a batch fails, commits its writes one by one so only the bad one fails', async () => {
     const committed: number[] = [];
     const first = controlledCommit();
-    const group = new GroupCommit<number>({
-      commit: async (writes) => {
+    const group = new StatementGroup<number>({
+      run: async (writes) => {
         if (writes.length === 1 && writes[0] === 0) return first.commit(writes);
         if (writes.includes(13)) throw new Error(`bad write in ${writes.join(',')}`);
         committed.push(...writes);
@@ -66,5 +66,27 @@ describe('GroupCommit', () => {
     await blocker;
     expect(await Promise.all(results)).toEqual(['ok', 'bad write in 13', 'ok']);
     expect(committed.sort()).toEqual([12, 14]);
+  });
+
+  it('answers each caller with its own item\'s result, alone or in a batch, and after a failed batch', async () => {
+    const first = controlledCommit();
+    const group = new StatementGroup<number, string>({
+      run: async (items) => {
+        if (items.length === 1 && items[0] === 0) {
+          await first.commit(items);
+          return ['zero'];
+        }
+        if (items.includes(13) && items.length > 1) throw new Error('the batch failed');
+        return items.map((n) => `answer ${n}`);
+      },
+      maxBatch: 2,
+      maxConcurrent: 1,
+    });
+    const blocker = group.submit(0);
+    const batched = [11, 12].map((n) => group.submit(n));
+    const afterFailure = [14, 13].map((n) => group.submit(n));
+    first.pending[0].resolve();
+    expect(await blocker).toBe('zero');
+    expect(await Promise.all([...batched, ...afterFailure])).toEqual(['answer 11', 'answer 12', 'answer 14', 'answer 13']);
   });
 });
