@@ -137,6 +137,27 @@ describe('held lines create nothing, are answered 200 and logged with their reas
   });
 });
 
+test('deliveries to several organisations that arrive together each read their own organisation, secrets and products', async () => {
+  // The front door reads concurrent deliveries' organisations in one statement: each must get its own
+  // answer, an unknown organisation's and one without the integration among them.
+  const live = await orgWithProducts({ ebook: 'published', course: 'published' });
+  const drafts = await orgWithProducts({ ebook: 'draft', course: 'draft' });
+  const bare = await seedOrganisation(h);
+  await seedProduct(h, bare.orgId, { slug: 'ebook-pro' });
+  const unknown = randomUUID();
+  const targets = [live.orgId, drafts.orgId, bare.orgId, unknown];
+  const sends = Array.from({ length: 8 }, (_, i) => targets.map((orgId) => deliver('storefront-a', orgId, storefront(orgId, String(7000 + i))))).flat();
+  const answers = await Promise.all(sends);
+  expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 8 }, () => [200, 200, 401, 404]).flat());
+
+  const entries = await h.orm.em.fork().find(WebhookDelivery, { organisation: { $in: [live.orgId, drafts.orgId] } }, { populate: ['items'] });
+  const lines = (orgId: string) => entries.filter((e) => e.organisation.id === orgId).flatMap((e) => e.items.getItems().map((i) => [i.product?.id, i.outcome === 'held' ? i.reason : 'to fulfil']));
+  expect(lines(drafts.orgId)).toEqual(Array.from({ length: 8 }, () => [[drafts.ebook.productId, 'product is draft'], [drafts.course.productId, 'product is draft']]).flat());
+  expect(lines(live.orgId)).toEqual(Array.from({ length: 8 }, () => [[live.ebook.productId, 'to fulfil'], [live.course.productId, 'to fulfil']]).flat());
+  expect(await counts(bare.orgId)).toEqual({ entries: 0, purchases: 0, customers: 0, unmatched: 0 });
+  await Promise.all(entries.map((e) => settled(h, e.id)));
+});
+
 test('a mixed order (one line held, one fulfilled) is Success and fulfils the live line only', async () => {
   const org = await orgWithProducts({ ebook: 'published', course: 'draft' });
   const res = await deliver('storefront-a', org.orgId, storefront(org.orgId));
