@@ -173,8 +173,8 @@ export interface SkuMatchRow {
 
 /**
  * SKU, product and its active version (a JSON array of SkuMatchRow) for the normalised SKUs
- * `skus` (a text[] parameter, or a column of one) in the organisation whose id is the SQL `organisationId`. The
- * intake's read of the organisations that may verify a delivery selects it too.
+ * `skus` (a text[] parameter, or a column of one) in the organisation whose id is the SQL
+ * `organisationId`. The intake's read of the organisations that may verify a delivery selects it too.
  */
 export const skuMatchesSql = (skus: SqlValue, organisationId: Sql): Sql =>
   sql`coalesce((select jsonb_agg(jsonb_build_object('sku', ps.sku, 'product_id', p.id, 'status', p.status,
