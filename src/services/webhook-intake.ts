@@ -18,6 +18,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
+import { StatementGroup } from '../db/statement-group';
 import { BusyError, NotFoundError, UnauthorizedError, ValidationError } from '../domain/errors';
 import type { MatchedProduct } from '../domain/order-lines';
 import type { Platform } from '../domain/platforms';
@@ -54,21 +55,12 @@ import { candidatesByOrganisation, candidatesBySharedRoute, type CandidateLookup
 import { recordRefusal, recordVerified, verifiedMark } from '../accounts/integration-health-store';
 import type { RefusalReason, SignatureRefusal } from '../domain/integration-health';
 
-export interface IntakeDeps {
+/** What the front door is built from, once per process. */
+export interface IntakeSettings {
   orm: Orm;
   clock: () => Date;
   /** Opens the integration secrets, sealed at rest. */
   keyRing: KeyRing;
-  /**
-   * Reads the organisation of a per-organisation path; concurrent deliveries share a statement (the
-   * front door's StatementGroup over `candidatesByOrganisation`).
-   */
-  readCandidate: (lookup: CandidateLookup) => Promise<CandidateRow[]>;
-  /**
-   * Commits one delivery's rows; concurrent deliveries share a statement and a commit (the front
-   * door's StatementGroup over `recordDeliveries`).
-   */
-  record: (write: DeliveryWrite) => Promise<void>;
   /** Told after each commit that added outbox rows (whose), so they are dispatched at once. */
   onRecorded: (orgId: string) => void;
   /**
@@ -76,6 +68,45 @@ export interface IntakeDeps {
    * (DISPATCH_ORGANISATION_BACKLOG), with what this process last read of each organisation's.
    */
   backlog: BacklogReadings;
+}
+
+export interface IntakeDeps extends IntakeSettings {
+  /** Reads the organisation of a per-organisation path; concurrent deliveries share one statement. */
+  readCandidate: (lookup: CandidateLookup) => Promise<CandidateRow[]>;
+  /** Commits one delivery's rows; concurrent deliveries share one statement and its commit. */
+  record: (write: DeliveryWrite) => Promise<void>;
+}
+
+/**
+ * Each of the front door's grouped statements (its reads, its writes): at most this many
+ * deliveries in one statement, and this many statements in flight (each holds one of the pool's
+ * connections).
+ */
+const GROUP_MAX_BATCH = 100;
+const GROUP_MAX_CONCURRENT = 2;
+
+/**
+ * The front door of this process: concurrent deliveries to organisations' own paths share their
+ * organisation read, and all of them their write (StatementGroup), so under load a delivery costs
+ * a share of one read and a share of one commit.
+ */
+export function frontDoorIntake(settings: IntakeSettings): IntakeDeps {
+  const { orm } = settings;
+  const candidateReads = new StatementGroup<CandidateLookup, CandidateRow[]>({
+    run: (lookups) => candidatesByOrganisation(orm.em.fork(), lookups),
+    maxBatch: GROUP_MAX_BATCH,
+    maxConcurrent: GROUP_MAX_CONCURRENT,
+  });
+  const recorder = new StatementGroup<DeliveryWrite>({
+    run: (writes) => recordDeliveries(orm.em.fork(), writes),
+    maxBatch: GROUP_MAX_BATCH,
+    maxConcurrent: GROUP_MAX_CONCURRENT,
+  });
+  return {
+    ...settings,
+    readCandidate: (lookup) => candidateReads.submit(lookup),
+    record: (write) => recorder.submit(write),
+  };
 }
 
 /** When an organisation whose outbox share is full is told to come back; its platform retries. */

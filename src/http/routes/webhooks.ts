@@ -8,11 +8,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { countOversizedBody, receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
+import { countOversizedBody, frontDoorIntake, receiveDelivery, type IntakeTarget } from '../../services/webhook-intake';
 import { isPlatform } from '../../domain/platforms';
-import { recordDeliveries, type DeliveryWrite } from '../../services/delivery-log';
-import { StatementGroup } from '../../db/statement-group';
-import { candidatesByOrganisation, type CandidateLookup, type CandidateRow } from '../../accounts/integration-store';
 import { ConcurrencyGate } from '../../security/concurrency-gate';
 import type { WebhookRequest } from '../../webhooks/adapter';
 import { ADAPTERS } from '../../webhooks/registry';
@@ -51,34 +48,14 @@ function webhookRequestOf(request: FastifyRequest): WebhookRequest {
   };
 }
 
-/**
- * The front door's grouped statements, each for its reads and for its writes: at most this many
- * deliveries in one statement, and this many statements in flight (each holds one of the pool's
- * connections).
- */
-const GROUP_MAX_BATCH = 100;
-const GROUP_MAX_CONCURRENT = 2;
-
 export function webhookRoutes(deps: AppDeps): FastifyPluginAsyncZod {
-  const candidateReads = new StatementGroup<CandidateLookup, CandidateRow[]>({
-    run: (lookups) => candidatesByOrganisation(deps.orm.em.fork(), lookups),
-    maxBatch: GROUP_MAX_BATCH,
-    maxConcurrent: GROUP_MAX_CONCURRENT,
-  });
-  const recorder = new StatementGroup<DeliveryWrite>({
-    run: (writes) => recordDeliveries(deps.orm.em.fork(), writes),
-    maxBatch: GROUP_MAX_BATCH,
-    maxConcurrent: GROUP_MAX_CONCURRENT,
-  });
-  const intake = {
+  const intake = frontDoorIntake({
     orm: deps.orm,
     clock: deps.clock,
     keyRing: deps.keyRing,
-    readCandidate: (lookup: CandidateLookup) => candidateReads.submit(lookup),
-    record: (write: DeliveryWrite) => recorder.submit(write),
-    onRecorded: (orgId: string) => deps.dispatcher.recorded(orgId),
+    onRecorded: (orgId) => deps.dispatcher.recorded(orgId),
     backlog: new BacklogReadings(deps.config.organisationBacklog),
-  };
+  });
 
   return async (app) => {
     // Load shedding: past the in-flight limit a delivery is refused before its body is read, in
