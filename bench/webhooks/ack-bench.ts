@@ -9,7 +9,9 @@
  * - the most acknowledgements a second with 32 in flight, for BENCH_MAX_SECONDS (10), beside the bare
  *   server and beside a second baseline that makes each answer durable as the service's are: the same
  *   HMAC check, then one `INSERT … RETURNING` through `pg` (a pool of 20, the service's size) into the
- *   service's own database, so with its `synchronous_commit` (target ≥ 0.5× of that one).
+ *   service's own database, so with its `synchronous_commit` (target ≥ 0.5× of that one);
+ * - for the front door alone, also the most sales a second through `POST /api/purchases` with 32 in
+ *   flight, by the same client against the same process (issue 29 part 3: ≥ 0.5× its acks/s).
  *
  * Each server gets 3 s of the steady rate first, not counted (JIT, pools, prepared statements).
  * Fulfilment runs meanwhile (the worker sends every receipt to an SMTP sink), as on launch day;
@@ -34,6 +36,7 @@ import { SECRETS, seedWebhookOrg } from '../../test/helpers/webhooks';
 import { describeVitals, watchEventLoop } from '../lib/event-loop-vitals';
 import { describeFigures, type LoadFigures } from '../lib/load';
 import { percentile } from '../lib/percentile';
+import { measureProcessCpu } from '../lib/process-cpu';
 import { exitOnFailure, runBenchmark } from '../lib/run';
 import { startService, startSmtpSink, type RunningService, type ServiceShape } from '../lib/service';
 import { signedOrders, type SignedOrder } from './signed-orders';
@@ -46,7 +49,7 @@ const WARM_UP_SECONDS = 3;
 /** Most sockets the steady load may open: enough that a slow answer does not hold back the next request. */
 const FIXED_RATE_CONNECTIONS = 100;
 const SHAPES = (process.env.BENCH_SHAPES ?? 'all-in-one,roles,front-door').split(',') as ServiceShape[];
-const TARGETS = { p99Ratio: 3, p99Ms: 250, throughputRatio: 0.5, rssMb: 250 };
+const TARGETS = { p99Ratio: 3, p99Ms: 250, throughputRatio: 0.5, rssMb: 250, saleRatio: 0.5 };
 const DRAIN_LIMIT_MS = 15 * 60_000;
 
 interface ClientJob {
@@ -58,6 +61,11 @@ interface ClientJob {
   connections: number;
   /** Requests per second, evenly spaced (open loop); absent: as fast as answers come. */
   rate?: number;
+  /**
+   * Instead of deliveries, sales through `POST /api/purchases` (a new customer each, no receipt),
+   * as the organisation's API key: issue 29 part 3 compares them with the front door's acks.
+   */
+  sales?: { apiKey: string; productId: string };
 }
 
 /**
@@ -73,7 +81,11 @@ type Figures = LoadFigures & {
    * that was: what the front door took while the cap did not yet bind. Absent with no 503.
    */
   beforeCap?: { acksPerSecond: number; seconds: number };
+  /** The load client's own CPU per request, in ms (its process ends before the run's CPU is read). */
+  clientCpuMsPerRequest?: number;
 };
+
+const clientCpuText = (f: Figures) => (f.clientCpuMsPerRequest === undefined ? '' : `; the load client ${f.clientCpuMsPerRequest.toFixed(1)}`);
 
 /**
  * A steady rate, as a platform's deliveries arrive: request i is sent at start + i/rate whatever
@@ -140,11 +152,27 @@ async function steadyLoad(job: ClientJob & { rate: number }, orders: SignedOrder
   };
 }
 
+/** Form-encoded sales of one product, each to a new customer numbered from `first`. */
+function saleRequests(sales: NonNullable<ClientJob['sales']>, first: number, count: number): SignedOrder[] {
+  const headers = { authorization: `Bearer ${sales.apiKey}`, 'content-type': 'application/x-www-form-urlencoded' };
+  return Array.from({ length: count }, (_, n) => ({
+    path: '/api/purchases',
+    headers,
+    body: Buffer.from(new URLSearchParams({
+      customerId: 'new', 'newCustomer.name': 'Bench Buyer', 'newCustomer.email': `buyer-${first + n}@example.com`,
+      productId: sales.productId, amount: '19.99', currency: 'USD', paymentMethod: 'custom', sendEmail: 'false',
+    }).toString()),
+  }));
+}
+
 /** Client mode (a child process, off the servers' CPU budget as far as 2 cores allow): one run. */
 async function runClient(job: ClientJob): Promise<Figures> {
   const count = Math.ceil((job.rate ?? 3000) * job.seconds * 1.2) + job.connections;
-  const orders = signedOrders('storefront-a', job.orgId, job.firstOrder, count, { oneLine: true });
+  const orders = job.sales
+    ? saleRequests(job.sales, job.firstOrder, count)
+    : signedOrders('storefront-a', job.orgId, job.firstOrder, count, { oneLine: true });
   if (job.rate !== undefined) return steadyLoad({ ...job, rate: job.rate }, orders);
+  const cpuBefore = process.cpuUsage();
   let next = 0;
   const started = performance.now();
   let capAt: number | undefined;
@@ -166,12 +194,14 @@ async function runClient(job: ClientJob): Promise<Figures> {
     run.on('response', (_client, statusCode) => {
       if (capAt !== undefined) return;
       if (statusCode === 503) capAt = performance.now();
-      else if (statusCode === 200) acksBeforeCap += 1;
+      else if (statusCode < 300) acksBeforeCap += 1;
     });
   });
   // The service's 503s all carry Retry-After (its caps); autocannon keeps counts, not headers.
   const deferred = result.statusCodeStats?.['503']?.count ?? 0;
+  const cpu = process.cpuUsage(cpuBefore);
   return {
+    clientCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(result.requests.total, 1),
     title: job.title,
     // Acknowledgements only: a 503 (the organisation's backlog cap) is not one.
     requestsPerSecond: Math.round(result['2xx'] / job.seconds),
@@ -276,6 +306,9 @@ async function main(): Promise<void> {
         for (const baseUrl of [bare.url, durable.url, service.base]) {
           await inChild({ ...fixed, seconds: WARM_UP_SECONDS, title: 'warm-up', baseUrl, firstOrder: nextOrders() });
         }
+        // Issue 29 part 3: sales through the API against the front door alone, the same process and client.
+        const sales = shape === 'front-door' ? { apiKey: org.apiKey, productId: org.ebook.productId } : undefined;
+        if (sales) await inChild({ ...fixed, seconds: WARM_UP_SECONDS, title: 'warm-up', baseUrl: service.base, firstOrder: nextOrders(), sales });
         const bareFixed = await inChild({ ...fixed, title: `bare node:http at ${RATE}/s`, baseUrl: bare.url, firstOrder: nextOrders() });
         const endWatch = await watchEventLoop(service.base);
         const realFixed = await inChild({ ...fixed, title: `${shape} at ${RATE}/s`, baseUrl: service.base, firstOrder: nextOrders() });
@@ -287,8 +320,19 @@ async function main(): Promise<void> {
         const most = { orgId: org.orgId, seconds: MAX_SECONDS, connections: MAX_IN_FLIGHT };
         const bareMax = await inChild({ ...most, title: `bare node:http, ${MAX_IN_FLIGHT} in flight`, baseUrl: bare.url, firstOrder: nextOrders() });
         const durableMax = await inChild({ ...most, title: `bare + INSERT, ${MAX_IN_FLIGHT} in flight`, baseUrl: durable.url, firstOrder: nextOrders() });
+        const ackCpu = measureProcessCpu();
         const realMax = await inChild({ ...most, title: `${shape}, ${MAX_IN_FLIGHT} in flight`, baseUrl: service.base, firstOrder: nextOrders() });
-        process.stdout.write(`${describeFigures(bareMax)}\n${describeFigures(durableMax)}\n${describeFigures(realMax)}\n`);
+        const ackCpuText = ackCpu({ count: realMax.requests, unit: 'request' });
+        const saleCpu = measureProcessCpu();
+        const saleMax = sales && await inChild({ ...most, title: `POST /api/purchases, ${MAX_IN_FLIGHT} in flight`, baseUrl: service.base, firstOrder: nextOrders(), sales });
+        const saleCpuText = saleMax && saleCpu({ count: saleMax.requests, unit: 'request' });
+        process.stdout.write(`${describeFigures(bareMax)}\n${describeFigures(durableMax)}\n${describeFigures(realMax)}\n  ${ackCpuText}${clientCpuText(realMax)}\n`);
+        const saleRatio = saleMax && saleMax.requestsPerSecond / Math.max(realMax.requestsPerSecond, 1);
+        if (saleMax) {
+          process.stdout.write(`${describeFigures(saleMax)}\n  ${saleCpuText}${clientCpuText(saleMax)}\n`
+            + `  sales through the API ${saleMax.requestsPerSecond}/s = ${saleRatio!.toFixed(2)}× the front door's acks/s `
+            + `(target ≥ ${TARGETS.saleRatio}×: ${saleRatio! >= TARGETS.saleRatio ? 'met' : 'MISSED'})\n`);
+        }
         const maxDrain = await drain(service, shape, org.orgId);
         const rss = service.peakRssMb();
 
@@ -313,6 +357,7 @@ async function main(): Promise<void> {
             bare: bareMax, bareInsert: durableMax, service: realMax, ratio: Number(throughputRatio.toFixed(2)),
             insertRatio: Number(durableRatio.toFixed(2)), drainSeconds: Number(maxDrain.toFixed(1)),
           },
+          ...(saleMax ? { mostSales: { service: saleMax, ratioToAcks: Number(saleRatio!.toFixed(2)) } } : {}),
           peakRssMb: rss,
         };
       } finally {
