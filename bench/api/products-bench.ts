@@ -18,16 +18,10 @@ import { seedOrganisation, seedProduct } from '../../test/helpers/seed';
 import { compare, describeComparison, describeFigures } from '../lib/load';
 import { startBenchWorld } from '../lib/world';
 import { runBenchmark } from '../lib/run';
+import { saleForm } from '../lib/sale-form';
 
 const PRODUCTS = 100;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-
-function saleForm(productId: string, email: string): string {
-  return new URLSearchParams({
-    customerId: 'new', 'newCustomer.name': 'Bench Buyer', 'newCustomer.email': email, productId,
-    amount: '19.99', currency: 'USD', paymentMethod: 'custom', sendEmail: 'false',
-  }).toString();
-}
 
 async function main(): Promise<void> {
   const world = await startBenchWorld({
