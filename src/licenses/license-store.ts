@@ -10,47 +10,48 @@
  * that upload or sees its keys.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, trustedSql, type Parameters, type Sql } from '../db/sql';
+import { sql, statement, trustedSql, type Sql } from '../db/sql';
 import { rearmPoolAlerts } from '../catalogue/catalogue-store';
 import { LOW_POOL_THRESHOLD, type ClaimState } from '../domain/license-keys';
 import type { PurchaseSource } from '../domain/platforms';
 
-/** What the purchase's statement needs to issue a key: its organisation and product, and a fresh generated key. */
-export interface IssueParams {
-  orgId: string;
-  productId: string;
-  generatedKey: string;
-}
-
 /**
- * CTEs for the statement that records a purchase (src/purchases/purchase-store), after its
- * `product_row` (with `license_source`) and `new_purchase`: a generated key for a new purchase of a
- * generated-key product, or the pool's oldest free key for one of a pool product. Each returns the
- * key it issued; neither runs for a purchase that already existed.
+ * CTEs for the statement that records purchases (src/purchases/purchase-store), after its
+ * `new_line` (each purchase it created: id, org_id, product_id, license_source, generated_key, ord):
+ * a generated key for each new purchase of a generated-key product, and for those of a pool product
+ * the pool's oldest free keys, one each in the order of the lines (a pool with fewer free keys
+ * leaves the last ones waiting). Each returns the purchase it issued to; neither runs for a
+ * purchase that already existed.
  */
-export const issueKeyWithPurchase = (p: Parameters<IssueParams>) => sql`generated_key as (
+export const issueKeysWithPurchases = sql`generated_key as (
        insert into license_key (id, organisation_id, product_id, key, purchase_id, issued_at, created_at)
-       select gen_random_uuid(), ${p.orgId}::uuid, pr.id, ${p.generatedKey}::text, n.id, now(), now()
-       from new_purchase n cross join product_row pr where pr.license_source = 'generated'
-       returning key),
+       select gen_random_uuid(), n.org_id, n.product_id, n.generated_key, n.id, now(), now()
+       from new_line n where n.license_source = 'generated'
+       returning purchase_id),
+     pool_want as (
+       select n.id, n.product_id, row_number() over (partition by n.product_id order by n.ord) as place
+       from new_line n where n.license_source = 'pool'),
      free_key as (
-       select k.id from license_key k
-       where k.product_id = ${p.productId} and k.purchase_id is null
-         and exists (select 1 from new_purchase) and exists (select 1 from product_row where license_source = 'pool')
-       order by k.created_at, k.id limit 1 for update skip locked),
+       select w.product_id, f.id, row_number() over (partition by w.product_id order by f.created_at, f.id) as place
+       from (select product_id, count(*) as wanted from pool_want group by product_id) w
+       cross join lateral (
+         select k.id, k.created_at from license_key k where k.product_id = w.product_id and k.purchase_id is null
+         order by k.created_at, k.id limit w.wanted for update skip locked) f),
      pooled_key as (
-       update license_key k set purchase_id = (select id from new_purchase), issued_at = now()
-       from free_key f where k.id = f.id returning k.key)`;
+       update license_key k set purchase_id = w.id, issued_at = now()
+       from free_key f join pool_want w on w.product_id = f.product_id and w.place = f.place
+       where k.id = f.id returning k.purchase_id)`;
 
 /** The purchases `alias` that want a key and have none yet: waiting for one. */
 const waitingForKey = (alias: string): Sql => trustedSql(`${alias}.license_wanted and not exists (select 1 from license_key k where k.purchase_id = ${alias}.id)`);
 
 /**
- * Whether the purchase (of `purchase_row`, with `license_wanted`) still waits for a key, given the
- * CTEs above: their own inserts are invisible to the rest of the statement.
+ * Whether the purchase `r` (of `purchase_row`, with `license_wanted`) still waits for a key, given
+ * the CTEs above: their own writes are invisible to the rest of the statement.
  */
 export const waitsForKey = sql`(${waitingForKey('r')}
-       and not exists (select 1 from generated_key) and not exists (select 1 from pooled_key))`;
+       and not exists (select 1 from generated_key g where g.purchase_id = r.id)
+       and not exists (select 1 from pooled_key q where q.purchase_id = r.id))`;
 
 /** The key issued to the purchase `p` (a subquery: one key per purchase at most), null while it has none. */
 export const KEY_OF_PURCHASE = sql`(select k.key from license_key k where k.purchase_id = p.id)`;

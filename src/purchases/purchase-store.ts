@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { isoUtc, likeContains, sql, statement, type Columns, type NoRows, type Parameters } from '../db/sql';
 import { Organisation } from '../accounts/organisation.entity';
 import { ProductVersion } from '../catalogue/product-version.entity';
 import { Product } from '../catalogue/product.entity';
@@ -26,11 +26,11 @@ import { normaliseEmail } from '../domain/email';
 import { REVOKE_REASONS, type ReceiptStatus, type RevokeReason } from '../domain/statuses';
 import { isUuid } from '../domain/uuid';
 import { readInBatches } from '../services/keyset-batches';
-import { issueKeyWithPurchase, KEY_OF_PURCHASE, waitsForKey } from '../licenses/license-store';
+import { issueKeysWithPurchases, KEY_OF_PURCHASE, waitsForKey } from '../licenses/license-store';
 import { dispatchInsert, type DispatchRow } from '../outbox/outbox-store';
 import { Customer } from './customer.entity';
 import { COUNTED_TRANSFERS, EVER_TRANSFERRED, logStaffAction, type StaffActor } from './link-store';
-import { firstNotice } from './revocation-store';
+import { noticeReasonOfLine } from './revocation-store';
 
 /**
  * The lasting de-duplication guarantee (decisions §5): one purchase per organisation, source,
@@ -641,9 +641,9 @@ export function unrevokedPurchase(em: EntityManager, purchaseId: string): Promis
 export const organisationsPaidWith = (p: Parameters<{ source: string; paymentReference: string }>) =>
   sql`(select distinct organisation_id from purchase where source = ${p.source} and payment_reference = ${p.paymentReference} limit 10)`;
 
-// Recording a purchase: the one statement that finds or creates the customer and creates the
-// purchase (the fulfilment workflow's first step; for a sale recorded by its request, with its
-// link and its run's start), and the mark of a failed receipt.
+// Recording purchases: the one statement that finds or creates each line's customer and creates
+// its purchase (the fulfilment workflow's first step, one line; sales recorded by their requests,
+// many at once, each with its link and its run's start), and the mark of a failed receipt.
 
 export interface RecordPurchaseRow {
   product_found: boolean;
@@ -659,174 +659,172 @@ export interface RecordPurchaseRow {
   license_pool: boolean;
 }
 
-interface RecordParams {
-  orgId: string;
-  productId: string;
-  purchaseKey: string;
-  source: string;
-  /** The order's id, null when it has none. */
-  externalOrderId: string | null;
-  paymentReference: string | null;
-  /** The same, '' for none: what a notice is matched with. */
-  orderRef: string;
-  paymentRef: string;
-  amount: string;
-  currency: string;
-  paymentMethod: string;
-  test: boolean;
-  receiptStatus: string;
-  deliveryItemId: string | null;
-  /** A key for a generated-key product's new purchase (unused otherwise). */
-  generatedKey: string;
-}
-
 const RECORD_ROW_KEYS = {
   product_found: true, customer_id: true, purchase_id: true, receipt_status: true, purchase_customer_id: true,
   already_reported: true, revoked: true, license_waiting: true, license_pool: true,
 } as const;
 
 /**
- * The statement around `customer_row` (the customer's id, or no row): the product, the notice a
- * refund that came first left, the purchase made or found, and what the caller reads.
+ * One line of the statement's input (an element of its JSON parameter), named as `input`'s
+ * columns. A sale recorded by its request also carries its link and its run's outbox row.
  */
-function recordWith<CustomerParams, Extra = NoRows>(
-  customerRow: (p: Parameters<RecordParams & CustomerParams>) => Sql,
-  writesWith: (p: Parameters<RecordParams & Extra>) => Sql = () => sql``,
-) {
-  return (p: Parameters<RecordParams & CustomerParams & Extra>) => sql`with product_row as (select id, active_version_id, license_source from product where id = ${p.productId} and organisation_id = ${p.orgId}),
-     ${customerRow(p)},
-     notice as (${firstNotice({ orgId: p.orgId, source: p.source, orderRef: p.orderRef, paymentRef: p.paymentRef, productId: p.productId })}),
+interface RecordLine {
+  ord: number;
+  org_id: string;
+  product_id: string;
+  purchase_key: string;
+  /** An existing customer, by id; null for one found or created by `email`. */
+  customer_id: string | null;
+  email: string | null;
+  name: string | null;
+  source: string;
+  external_order_id: string | null;
+  payment_reference: string | null;
+  /** The order's id and payment reference, '' for none: what a notice is matched with. */
+  order_ref: string;
+  payment_ref: string;
+  amount: string;
+  currency: string;
+  payment_method: string;
+  test: boolean;
+  receipt_status: string;
+  delivery_item_id: string | null;
+  /** A key for a generated-key product's new purchase (unused otherwise). */
+  generated_key: string;
+  token_hash: string | null;
+  expires_at: Date | null;
+  issued_at: Date | null;
+  dispatch: DispatchRow | null;
+}
+
+/**
+ * Finds or creates each line's customer and creates its purchase, idempotently (a refund that came
+ * first, its notice, makes it revoked from the start, with no receipt): the purchase's id is the
+ * line's `purchase_key`, and its business key (organisation, source, order id, product) is unique,
+ * so a retry or a duplicate run finds the row instead of making another (by its id when the order
+ * has no id of its own: a sale recorded by its request). A sale's link and its run's outbox row are
+ * written only with a purchase this statement created. One row per line, in their order.
+ *
+ * Every part of one statement sees the same snapshot: a row another transaction commits meanwhile
+ * (the same customer bought twice at once), or another line of this statement writes, is invisible
+ * to its reads, so such a line finds no customer or purchase; its retry (a new statement) sees it.
+ */
+const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(RECORD_ROW_KEYS, (p) => sql`with input as (
+       select * from jsonb_to_recordset(${p.lines}::jsonb) as i(ord int, org_id uuid, product_id uuid, purchase_key uuid,
+         customer_id uuid, email text, name text, source text, external_order_id text, payment_reference text,
+         order_ref text, payment_ref text, amount numeric, currency text, payment_method text, test boolean,
+         receipt_status text, delivery_item_id uuid, generated_key text, token_hash text, expires_at timestamptz,
+         issued_at timestamptz, dispatch jsonb)),
+     product_row as (
+       select i.ord, pr.id, pr.active_version_id, pr.license_source
+       from input i join product pr on pr.id = i.product_id and pr.organisation_id = i.org_id),
+     new_customer as (
+       insert into customer (id, organisation_id, email, name, created_at)
+       select gen_random_uuid(), i.org_id, i.email, i.name, now()
+       from input i where i.email is not null and exists (select 1 from product_row pr where pr.ord = i.ord)
+       order by i.ord
+       on conflict (organisation_id, email) do nothing returning id, organisation_id, email),
+     customer_row as (
+       select i.ord, coalesce(created.id, by_email.id, by_id.id) as id from input i
+       left join new_customer created on created.organisation_id = i.org_id and created.email = i.email
+       left join customer by_email on by_email.organisation_id = i.org_id and by_email.email = i.email
+       left join customer by_id on by_id.id = i.customer_id and by_id.organisation_id = i.org_id),
      new_purchase as (
        insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
          payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, license_wanted, created_at)
-       select ${p.purchaseKey}::uuid, ${p.orgId}::uuid, p.id, p.active_version_id, c.id, ${p.amount}::numeric, ${p.currency}::text,
-         ${p.paymentMethod}::text, ${p.source}::text, ${p.externalOrderId}::text, ${p.paymentReference}::text, ${p.test}::boolean,
-         case when n.reason is null then ${p.receiptStatus}::text else 'skipped' end,
-         case when n.reason is null then null else now() end, n.reason, p.license_source is not null, now()
-       from product_row p cross join customer_row c left join notice n on true
+       select i.purchase_key, i.org_id, pr.id, pr.active_version_id, c.id, i.amount, i.currency,
+         i.payment_method, i.source, i.external_order_id, i.payment_reference, i.test,
+         case when n.reason is null then i.receipt_status else 'skipped' end,
+         case when n.reason is null then null else now() end, n.reason, pr.license_source is not null, now()
+       from input i join product_row pr on pr.ord = i.ord join customer_row c on c.ord = i.ord and c.id is not null
+       cross join lateral (select ${noticeReasonOfLine} as reason) n
+       order by i.ord
        on conflict do nothing returning id, receipt_status, customer_id, revoked_at, license_wanted),
-     ${issueKeyWithPurchase({ orgId: p.orgId, productId: p.productId, generatedKey: p.generatedKey })},
+     new_line as (
+       select n.id, i.ord, i.org_id, i.product_id, i.generated_key, pr.license_source
+       from new_purchase n join input i on i.purchase_key = n.id join product_row pr on pr.ord = i.ord),
+     ${issueKeysWithPurchases},
      purchase_row as (
-       select id, receipt_status, customer_id, revoked_at, license_wanted from new_purchase
+       select i.ord, n.id, n.receipt_status, n.customer_id, n.revoked_at, n.license_wanted
+       from input i join new_purchase n on n.id = i.purchase_key
        union all
-       select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
-       where organisation_id = ${p.orgId} and source = ${p.source} and external_order_id = ${p.externalOrderId} and product_id = ${p.productId}
-         and not exists (select 1 from new_purchase)
+       select i.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted
+       from input i join purchase pu on pu.organisation_id = i.org_id and pu.source = i.source
+         and pu.external_order_id = i.external_order_id and pu.product_id = i.product_id
+       where i.external_order_id is not null and not exists (select 1 from new_purchase n where n.id = i.purchase_key)
        union all
-       select id, receipt_status, customer_id, revoked_at, license_wanted from purchase
-       where id = ${p.purchaseKey} and external_order_id is null and not exists (select 1 from new_purchase))
-     ${writesWith(p)}
-     select exists (select 1 from product_row) as product_found,
-       (select id from customer_row limit 1) as customer_id,
-       r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
-       coalesce(${waitsForKey}, false) as license_waiting,
-       exists (select 1 from product_row where license_source = 'pool') as license_pool,
-       exists (select 1 from webhook_delivery_item where id = ${p.deliveryItemId}::uuid and outcome is not null) as already_reported
-     from (select 1) as one left join purchase_row r on true`;
-}
-
-/** An existing customer of the organisation. */
-const customerById = (p: Parameters<{ customerId: string; orgId: string }>) =>
-  sql`customer_row as (select id from customer where id = ${p.customerId} and organisation_id = ${p.orgId})`;
-
-/** The customer found or created by email (created only when the product exists, so a refused sale leaves nothing behind). */
-const customerByEmail = (p: Parameters<{ email: string; name: string; orgId: string }>) => sql`new_customer as (
-      insert into customer (id, organisation_id, email, name, created_at)
-      select gen_random_uuid(), ${p.orgId}::uuid, ${p.email}::text, ${p.name}::text, now() where exists (select 1 from product_row)
-      on conflict (organisation_id, email) do nothing returning id),
-    customer_row as (
-      select id from new_customer union all select id from customer where organisation_id = ${p.orgId} and email = ${p.email} limit 1)`;
-
-/**
- * One record shape's two statements: for a customer named by id, and for one found or created by
- * email; `writes` adds data-modifying CTEs that commit with the purchase.
- */
-function recordStatements<Extra extends object>(writes?: (p: Parameters<RecordParams & Extra>) => Sql) {
-  return {
-    byId: statement<RecordPurchaseRow, RecordParams & Extra & { customerId: string }>(RECORD_ROW_KEYS, recordWith(customerById, writes)),
-    byEmail: statement<RecordPurchaseRow, RecordParams & Extra & { email: string; name: string }>(RECORD_ROW_KEYS, recordWith(customerByEmail, writes)),
-  };
-}
-
-const PURCHASE_ONLY = recordStatements<NoRows>();
-
-/** What a sale recorded by its request writes beside its purchase (POST /api/purchases). */
-interface SaleWrites {
-  tokenHash: string;
-  expiresAt: Date;
-  now: Date;
-  /** Its run's outbox row (a DispatchRow as JSON). */
-  dispatchRow: string;
-}
-
-/**
- * The link the answer shows and the start of the sale's run, written only with a purchase this
- * statement created: a sale whose order is already recorded leaves neither.
- */
-const saleWrites = (p: Parameters<RecordParams & SaleWrites>) => sql`,
+       select i.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted
+       from input i join purchase pu on pu.id = i.purchase_key and pu.external_order_id is null
+       where not exists (select 1 from new_purchase n where n.id = i.purchase_key)),
      sale_link as (
        insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
-       select gen_random_uuid(), id, ${p.tokenHash}::text, ${p.expiresAt}::timestamptz, ${p.now}::timestamptz, 'receipt'
-       from new_purchase where id = ${p.purchaseKey}::uuid),
-     sale_start as (${dispatchInsert(sql`(select case when exists (select 1 from new_purchase) then ${p.dispatchRow}::jsonb else '[]'::jsonb end)`)})`;
+       select gen_random_uuid(), n.id, i.token_hash, i.expires_at, i.issued_at, 'receipt'
+       from new_purchase n join input i on i.purchase_key = n.id where i.token_hash is not null),
+     sale_start as (${dispatchInsert(sql`(select coalesce(jsonb_agg(i.dispatch order by i.ord), '[]'::jsonb)
+       from new_purchase n join input i on i.purchase_key = n.id where i.dispatch is not null)`)})
+     select pr.ord is not null as product_found, c.id as customer_id,
+       r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
+       coalesce(${waitsForKey}, false) as license_waiting,
+       coalesce(pr.license_source = 'pool', false) as license_pool,
+       i.delivery_item_id is not null
+         and exists (select 1 from webhook_delivery_item d where d.id = i.delivery_item_id and d.outcome is not null) as already_reported
+     from input i left join product_row pr on pr.ord = i.ord left join customer_row c on c.ord = i.ord
+       left join purchase_row r on r.ord = i.ord
+     order by i.ord`);
 
-const SALE = recordStatements<SaleWrites>(saleWrites);
+/** What a sale recorded by its request writes beside its purchase (POST /api/purchases). */
+export interface SaleWrites {
+  /** The link its answer shows. */
+  link: { tokenHash: string; expiresAt: Date; now: Date };
+  /** Its run's outbox row. */
+  dispatch: DispatchRow;
+}
 
 /**
- * The statement's parameters from the sale. Every field of the sale is taken here by name (the
- * customer goes to `customer_row`), so a field added to the sale and not stored fails to compile
- * instead of being dropped silently.
+ * The statement's line for a sale or order line. Every field of the sale is taken here by name,
+ * so a field added to the sale and not stored fails to compile instead of being dropped silently.
  */
-function recordParams(input: FulfilmentRequest & { purchaseKey: string }): RecordParams {
+function recordLine(input: FulfilmentRequest & { purchaseKey: string }, ord: number, writes: SaleWrites | null): RecordLine {
   const {
     orgId, productId, purchaseKey, source, externalOrderId, paymentReference, amount, currency, paymentMethod, test,
-    sendReceipt, deliveryItemId, customer: _customer, ...notStored
+    sendReceipt, deliveryItemId, customer, ...notStored
   } = input;
   const _nothingForgotten: Record<string, never> = notStored;
+  const byId = 'id' in customer;
   return {
-    orgId, productId, purchaseKey, source, externalOrderId, paymentReference: paymentReference ?? null,
-    orderRef: externalOrderId ?? '', paymentRef: paymentReference ?? '', amount, currency, paymentMethod, test,
-    receiptStatus: sendReceipt ? 'pending' : 'skipped', deliveryItemId: deliveryItemId ?? null,
-    generatedKey: generatedKeyOf(randomBytes(13)),
+    ord, org_id: orgId, product_id: productId, purchase_key: purchaseKey,
+    customer_id: byId ? customer.id : null,
+    email: byId ? null : normaliseEmail(customer.email),
+    name: byId ? null : customer.name.trim(),
+    source, external_order_id: externalOrderId, payment_reference: paymentReference ?? null,
+    order_ref: externalOrderId ?? '', payment_ref: paymentReference ?? '', amount, currency, payment_method: paymentMethod, test,
+    receipt_status: sendReceipt ? 'pending' : 'skipped', delivery_item_id: deliveryItemId ?? null,
+    generated_key: generatedKeyOf(randomBytes(13)),
+    token_hash: writes?.link.tokenHash ?? null, expires_at: writes?.link.expiresAt ?? null, issued_at: writes?.link.now ?? null,
+    dispatch: writes?.dispatch ?? null,
   };
 }
 
-/**
- * Finds or creates the customer and creates the purchase, idempotently (a refund that came first,
- * its notice, makes it revoked from the start, with no receipt): the purchase's id is
- * `purchaseKey`, and its business key (organisation, source, order id, product) is unique, so a
- * retry or a duplicate run finds the row instead of making another (by its id when the order has
- * no id of its own: a sale recorded by its request). One statement (one round
- * trip, one commit). Returns the row as read; the caller decides what a missing part means.
- */
-export function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
-  return runRecord(em, PURCHASE_ONLY, input, {});
+async function recordLines(em: EntityManager, lines: RecordLine[]): Promise<RecordPurchaseRow[]> {
+  const rows = await recordLinesStatement.rows(em, { lines: JSON.stringify(lines) });
+  if (rows.length !== lines.length) throw new Error(`recording ${lines.length} purchases answered ${rows.length} rows`);
+  return rows;
+}
+
+/** Records one purchase (an order line's, by its fulfilment run): one statement, one commit. Returns the row as read; the caller decides what a missing part means. */
+export async function recordPurchase(em: EntityManager, input: FulfilmentRequest & { purchaseKey: string }): Promise<RecordPurchaseRow> {
+  const [row] = await recordLines(em, [recordLine(input, 1, null)]);
+  return row;
 }
 
 /**
- * `recordPurchase` for a sale recorded by its request, with the link its answer shows and its
- * run's outbox row in the same statement: one round trip and one commit for the whole sale.
+ * Records sales entered by their requests, each with the link its answer shows and its run's
+ * outbox row: one statement and one commit for all of them. One row per sale, in their order.
  */
-export function recordSalePurchase(
-  em: EntityManager,
-  input: FulfilmentRequest & { purchaseKey: string },
-  link: { tokenHash: string; expiresAt: Date; now: Date },
-  dispatch: DispatchRow,
-): Promise<RecordPurchaseRow> {
-  return runRecord(em, SALE, input, { ...link, dispatchRow: JSON.stringify([dispatch]) });
-}
-
-async function runRecord<Extra extends object>(
-  em: EntityManager, statements: ReturnType<typeof recordStatements<Extra>>, input: FulfilmentRequest & { purchaseKey: string }, extra: Extra,
-): Promise<RecordPurchaseRow> {
-  const params = { ...recordParams(input), ...extra };
-  // Every part of one statement sees the same snapshot: a row another transaction commits
-  // meanwhile (the same customer bought twice at once) is invisible here, and the statement
-  // finds no customer or purchase; the retry sees it.
-  const row = 'id' in input.customer
-    ? await statements.byId.first(em, { ...params, customerId: input.customer.id })
-    : await statements.byEmail.first(em, { ...params, email: normaliseEmail(input.customer.email), name: input.customer.name.trim() });
-  return row!;
+export function recordSalePurchases(
+  em: EntityManager, sales: ReadonlyArray<{ input: FulfilmentRequest & { purchaseKey: string }; writes: SaleWrites }>,
+): Promise<RecordPurchaseRow[]> {
+  return recordLines(em, sales.map((sale, i) => recordLine(sale.input, i + 1, sale.writes)));
 }
 
 const receiptFailedUpdate = statement<NoRows, { purchaseId: string }>(

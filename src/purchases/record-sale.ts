@@ -3,10 +3,12 @@
  * the purchase, the link the answer shows and the start of its fulfilment run commit together. The
  * run comes from the outbox (decisions §4: accept = recorded), finds the purchase as its own and
  * sends the receipt; with the workflow engine out of reach the sale is still recorded and answered,
- * and the receipt goes when the engine is back.
+ * and the receipt goes when the engine is back. Sales recorded at the same moment share one
+ * statement (StatementGroup).
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
+import type { Orm } from '../db/orm';
+import { StatementGroup } from '../db/statement-group';
 import { downloadLinkExpiry, downloadLinkUrl, type DownloadLinkSettings } from '../domain/download-links';
 import { ConflictError, NotFoundError } from '../domain/errors';
 import type { FulfilmentRequest } from '../domain/fulfilment';
@@ -14,7 +16,7 @@ import { fulfilSaleWorkflowId, saleOrderKey } from '../domain/ids';
 import { mintDownloadToken } from '../security/secrets';
 import type { IssuedLink } from '../services/download-links';
 import { dispatchRows } from '../services/workflow-outbox';
-import { recordSalePurchase, type RecordPurchaseRow } from './purchase-store';
+import { recordSalePurchases, type RecordPurchaseRow, type SaleWrites } from './purchase-store';
 
 export interface RecordedSale {
   purchaseId: string;
@@ -29,21 +31,49 @@ export interface RecordedSale {
 const TRIES = 3;
 
 /**
- * Records the sale, its link and its run's start in one statement (one round trip, one commit);
- * 409 when its order is already recorded.
+ * Sales recorded at once share one statement, at most this many in one. Under load a sale then
+ * costs a share of one statement and of one commit, as a webhook delivery does at the front door.
+ * One statement in flight per process: two at once lock the same organisation, product and version
+ * rows (their foreign keys) and fill the same index pages, and each sale cost PostgreSQL 1.5 ms
+ * against 0.65 ms with one (measured: 711 against 1,120 sales/s on two cores).
  */
-export async function recordSale(em: EntityManager, input: FulfilmentRequest, links: DownloadLinkSettings, now: Date): Promise<RecordedSale> {
+const GROUP_MAX_BATCH = 50;
+const GROUP_MAX_CONCURRENT = 1;
+
+interface SaleLine {
+  input: FulfilmentRequest & { purchaseKey: string };
+  writes: SaleWrites;
+}
+
+export interface SaleRecorder {
+  /** Records the sale, its link and its run's start, which commit together; 409 when its order is already recorded. */
+  record(input: FulfilmentRequest, links: DownloadLinkSettings, now: Date): Promise<RecordedSale>;
+}
+
+/** This process's recorder of sales entered by API or dashboard (one per app: its requests share its statements). */
+export function saleRecorder(orm: Orm): SaleRecorder {
+  const group = new StatementGroup<SaleLine, RecordPurchaseRow>({
+    run: (lines) => recordSalePurchases(orm.em.fork(), lines),
+    maxBatch: GROUP_MAX_BATCH,
+    maxConcurrent: GROUP_MAX_CONCURRENT,
+  });
+  return { record: (input, links, now) => recordSale((line) => group.submit(line), input, links, now) };
+}
+
+async function recordSale(
+  submit: (line: SaleLine) => Promise<RecordPurchaseRow>, input: FulfilmentRequest, links: DownloadLinkSettings, now: Date,
+): Promise<RecordedSale> {
   const purchaseKey = randomUUID();
   // A sale without an order id of its own is known by its purchase (workflow id, OrderId attribute).
   const orderKey = saleOrderKey(input.externalOrderId, purchaseKey);
   const payload = { ...input, purchaseKey, orderKey };
-  const [start] = dispatchRows([{ kind: 'fulfil-sale', workflowId: fulfilSaleWorkflowId(payload), orgId: input.orgId, payload }]);
+  const [dispatch] = dispatchRows([{ kind: 'fulfil-sale', workflowId: fulfilSaleWorkflowId(payload), orgId: input.orgId, payload }]);
   const { token, hash } = mintDownloadToken();
   const link = { tokenHash: hash, expiresAt: downloadLinkExpiry(now, links.ttlMs), now };
 
   let row: RecordPurchaseRow;
   for (let tried = 1; ; tried += 1) {
-    row = await recordSalePurchase(em, { ...input, purchaseKey }, link, start);
+    row = await submit({ input: { ...input, purchaseKey }, writes: { link, dispatch } });
     if (!row.product_found) throw new NotFoundError('product not found');
     if (!row.customer_id && 'id' in input.customer) throw new NotFoundError('customer not found');
     if (row.purchase_id || tried === TRIES) break;

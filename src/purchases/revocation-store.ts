@@ -8,24 +8,14 @@ import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql } fr
 import type { RevocationRequest } from '../domain/revocation';
 import type { RevokeReason } from '../domain/statuses';
 
-/** What a notice is looked up by: the order's organisation, platform, order and payment references, product. */
-export interface NoticeKey {
-  orgId: string;
-  source: string;
-  /** The order's id, '' when it has none. */
-  orderRef: string;
-  /** The order's payment reference, '' when it has none. */
-  paymentRef: string;
-  productId: string;
-}
-
 /**
- * The reason of the oldest notice that names this order line (none: no row). The lookup is the
- * database function `revocation_notice_reason` (migration 20261206140000), which the receipt check
+ * The reason of the oldest notice that names the order line of input row `i` (null: none), for
+ * the statement that records purchases (its `input` has org_id, source, order_ref ('' for none),
+ * payment_ref ('' for none) and product_id). The lookup is the database function
+ * `revocation_notice_reason` (migration 20261206140000), which the receipt check
  * `withdraw_before_receipt` calls too.
  */
-export const firstNotice = (p: Parameters<NoticeKey>) => sql`select reason from (select revocation_notice_reason(${p.orgId}::uuid, ${p.source}::text,
-    ${p.orderRef}::text, ${p.paymentRef}::text, ${p.productId}::uuid) as reason) notice where reason is not null`;
+export const noticeReasonOfLine = sql`revocation_notice_reason(i.org_id, i.source, i.order_ref, i.payment_ref, i.product_id)`;
 
 const orderLock = statement<{ locked: unknown }, { orgId: string; source: string; ref: string }>(
   { locked: true }, (p) => sql`select order_revocation_lock(${p.orgId}::uuid, ${p.source}::text, ${p.ref}::text) as locked`,

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { purchaseBatches, purchaseJson, PurchaseJsonSchema } from '../../../purchases/purchase-store';
-import { recordSale } from '../../../purchases/record-sale';
+import { saleRecorder } from '../../../purchases/record-sale';
 import { PurchaseFormSchema, validateSale } from '../../../purchases/sale-form';
 import { formBodyOnly } from '../../form-body';
 import { jsonArrayStream } from '../../json-array-stream';
@@ -12,6 +12,7 @@ import type { AppDeps } from '../../app';
 import { pageQuery } from './paging';
 
 export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  const sales = saleRecorder(deps.orm);
   return async (app) => {
     app.get('/api/purchases', {
       config: { access: 'member' },
@@ -55,7 +56,7 @@ export function purchaseRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         orgId: principal.orgId,
         enteredVia: principal.via === 'key' ? 'api' : 'manual',
       });
-      const recorded = await recordSale(em, sale, deps.config.downloadLinks, deps.clock());
+      const recorded = await sales.record(sale, deps.config.downloadLinks, deps.clock());
       deps.dispatcher.recorded(principal.orgId);
       return reply.code(201).type('text/html; charset=utf-8').send(purchaseFragment({
         purchaseId: recorded.purchaseId,
