@@ -698,6 +698,10 @@ interface RecordLine {
 }
 
 /**
+ * Each look-up of a stored row is by key per line (a lateral or scalar subquery): the plan is
+ * prepared once per connection, often while the tables are small, and a join there may become a
+ * scan of the whole table that the growing table keeps.
+ *
  * Finds or creates each line's customer and creates its purchase, idempotently (a refund that came
  * first, its notice, makes it revoked from the start, with no receipt): the purchase's id is the
  * line's `purchase_key`, and its business key (organisation, source, order id, product) is unique,
@@ -716,8 +720,9 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
          receipt_status text, delivery_item_id uuid, generated_key text, token_hash text, expires_at timestamptz,
          issued_at timestamptz, dispatch jsonb)),
      product_row as (
-       select i.ord, pr.id, pr.active_version_id, pr.license_source
-       from input i join product pr on pr.id = i.product_id and pr.organisation_id = i.org_id),
+       select i.ord, pr.id, pr.active_version_id, pr.license_source from input i
+       cross join lateral (select id, active_version_id, license_source from product
+         where id = i.product_id and organisation_id = i.org_id limit 1) pr),
      new_customer as (
        insert into customer (id, organisation_id, email, name, created_at)
        select gen_random_uuid(), i.org_id, i.email, i.name, now()
@@ -725,10 +730,11 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        order by i.ord
        on conflict (organisation_id, email) do nothing returning id, organisation_id, email),
      customer_row as (
-       select i.ord, coalesce(created.id, by_email.id, by_id.id) as id from input i
-       left join new_customer created on created.organisation_id = i.org_id and created.email = i.email
-       left join customer by_email on by_email.organisation_id = i.org_id and by_email.email = i.email
-       left join customer by_id on by_id.id = i.customer_id and by_id.organisation_id = i.org_id),
+       select i.ord, coalesce(
+         (select n.id from new_customer n where n.organisation_id = i.org_id and n.email = i.email),
+         (select c.id from customer c where c.organisation_id = i.org_id and c.email = i.email),
+         (select c.id from customer c where c.id = i.customer_id and c.organisation_id = i.org_id)) as id
+       from input i),
      new_purchase as (
        insert into purchase (id, organisation_id, product_id, version_id, customer_id, amount, currency,
          payment_method, source, external_order_id, payment_reference, test, receipt_status, revoked_at, revoke_reason, license_wanted, created_at)
@@ -744,18 +750,20 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        select n.id, i.ord, i.org_id, i.product_id, i.generated_key, pr.license_source
        from new_purchase n join input i on i.purchase_key = n.id join product_row pr on pr.ord = i.ord),
      ${issueKeysWithPurchases},
+     -- The lines that created no purchase (a duplicate, a retry), apart first: only they look one up.
+     unmatched as materialized (
+       select i.ord, i.org_id, i.source, i.external_order_id, i.product_id, i.purchase_key from input i
+       where not exists (select 1 from new_purchase n where n.id = i.purchase_key)),
      purchase_row as (
        select i.ord, n.id, n.receipt_status, n.customer_id, n.revoked_at, n.license_wanted
        from input i join new_purchase n on n.id = i.purchase_key
        union all
-       select i.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted
-       from input i join purchase pu on pu.organisation_id = i.org_id and pu.source = i.source
-         and pu.external_order_id = i.external_order_id and pu.product_id = i.product_id
-       where i.external_order_id is not null and not exists (select 1 from new_purchase n where n.id = i.purchase_key)
+       select u.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted from unmatched u
+       cross join lateral (select * from purchase where organisation_id = u.org_id and source = u.source
+         and external_order_id = u.external_order_id and product_id = u.product_id limit 1) pu
        union all
-       select i.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted
-       from input i join purchase pu on pu.id = i.purchase_key and pu.external_order_id is null
-       where not exists (select 1 from new_purchase n where n.id = i.purchase_key)),
+       select u.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted from unmatched u
+       cross join lateral (select * from purchase where id = u.purchase_key and external_order_id is null limit 1) pu),
      sale_link as (
        insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
        select gen_random_uuid(), n.id, i.token_hash, i.expires_at, i.issued_at, 'receipt'
@@ -766,8 +774,7 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
        coalesce(${waitsForKey}, false) as license_waiting,
        coalesce(pr.license_source = 'pool', false) as license_pool,
-       i.delivery_item_id is not null
-         and exists (select 1 from webhook_delivery_item d where d.id = i.delivery_item_id and d.outcome is not null) as already_reported
+       coalesce((select d.outcome is not null from webhook_delivery_item d where d.id = i.delivery_item_id), false) as already_reported
      from input i left join product_row pr on pr.ord = i.ord left join customer_row c on c.ord = i.ord
        left join purchase_row r on r.ord = i.ord
      order by i.ord`);
