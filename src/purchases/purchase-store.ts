@@ -746,8 +746,9 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        cross join lateral (select ${noticeReasonOfLine} as reason) n
        order by i.ord
        on conflict do nothing returning id, receipt_status, customer_id, revoked_at, license_wanted),
+     -- Each purchase this statement created, with its line.
      new_line as (
-       select n.id, i.ord, i.org_id, i.product_id, i.generated_key, pr.license_source
+       select n.*, i.ord, i.org_id, i.product_id, i.generated_key, pr.license_source, i.token_hash, i.expires_at, i.issued_at, i.dispatch
        from new_purchase n join input i on i.purchase_key = n.id join product_row pr on pr.ord = i.ord),
      ${issueKeysWithPurchases},
      -- The lines that created no purchase (a duplicate, a retry), apart first: only they look one up.
@@ -755,8 +756,7 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        select i.ord, i.org_id, i.source, i.external_order_id, i.product_id, i.purchase_key from input i
        where not exists (select 1 from new_purchase n where n.id = i.purchase_key)),
      purchase_row as (
-       select i.ord, n.id, n.receipt_status, n.customer_id, n.revoked_at, n.license_wanted
-       from input i join new_purchase n on n.id = i.purchase_key
+       select ord, id, receipt_status, customer_id, revoked_at, license_wanted from new_line
        union all
        select u.ord, pu.id, pu.receipt_status, pu.customer_id, pu.revoked_at, pu.license_wanted from unmatched u
        cross join lateral (select * from purchase where organisation_id = u.org_id and source = u.source
@@ -766,10 +766,8 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        cross join lateral (select * from purchase where id = u.purchase_key and external_order_id is null limit 1) pu),
      sale_link as (
        insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
-       select gen_random_uuid(), n.id, i.token_hash, i.expires_at, i.issued_at, 'receipt'
-       from new_purchase n join input i on i.purchase_key = n.id where i.token_hash is not null),
-     sale_start as (${dispatchInsert(sql`(select coalesce(jsonb_agg(i.dispatch order by i.ord), '[]'::jsonb)
-       from new_purchase n join input i on i.purchase_key = n.id where i.dispatch is not null)`)})
+       select gen_random_uuid(), id, token_hash, expires_at, issued_at, 'receipt' from new_line where token_hash is not null),
+     sale_start as (${dispatchInsert(sql`(select coalesce(jsonb_agg(dispatch order by ord), '[]'::jsonb) from new_line where dispatch is not null)`)})
      select pr.ord is not null as product_found, c.id as customer_id,
        r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,
        coalesce(${waitsForKey}, false) as license_waiting,
