@@ -173,6 +173,35 @@ describe('API key', () => {
     }
     expect(lastUsedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
+
+  test('many requests at once with one key write its last use once, not once each (they would queue on the row)', async () => {
+    const user = await seedUser(h, org.orgId, 'admin');
+    const em = h.orm.em.fork();
+    // Counts the writes to this user's last-use column as PostgreSQL carries them out.
+    await em.execute(`create table if not exists test_key_use_writes (user_id uuid not null)`);
+    await em.execute(`create or replace function test_count_key_use() returns trigger language plpgsql as
+      $$ begin insert into test_key_use_writes values (new.id); return new; end $$`);
+    await em.execute(`create or replace trigger test_key_use after update of api_key_last_used_at on app_user
+      for each row execute function test_count_key_use()`);
+    const writes = async () => Number((await em.execute('select count(*)::int as n from test_key_use_writes where user_id = ?', [user.userId]))[0].n);
+
+    const answers = await Promise.all(Array.from({ length: 30 }, () => purchases(bearer(user.apiKey))));
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    // The write is off the request path: give every one that was started time to land.
+    for (let i = 0; i < 20; i++) {
+      expect(await writes()).toBeLessThanOrEqual(1);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await writes()).toBe(1);
+
+    // A refreshed key is a new key: its first use is written too.
+    const { apiKey } = (await h.app.inject({ method: 'POST', url: '/api/settings/api-key/refresh', headers: bearer(user.apiKey) })).json() as { apiKey: string };
+    await purchases(bearer(apiKey));
+    for (let i = 0; i < 50 && (await writes()) < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    // The refresh clears the stamp (a write), the new key's first use sets it.
+    expect(await writes()).toBe(3);
+    await em.execute('drop trigger test_key_use on app_user');
+  });
 });
 
 describe('the buyer reminder\'s delay (decisions §16)', () => {
