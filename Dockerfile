@@ -32,4 +32,4 @@ COPY --from=build /app/src/security/common-passwords-100k.txt ./src/security/com
 RUN mkdir -p /data/files && chown -R node:node /data
 USER node
 EXPOSE 3000
-CMD ["node", "dist/src/http/server.js"]
+CMD ["node", "--max-semi-space-size=8", "dist/src/http/server.js"]

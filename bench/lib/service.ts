@@ -21,6 +21,7 @@ import {
   findTemporalServer, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, untilNamespace, type RunningTemporalServer,
 } from '../../src/dev/temporal-cluster';
 import { ensureSearchAttributes } from '../../src/temporal/register-search-attributes';
+import { API_NODE_FLAGS } from '../../src/http/api-process';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../../src/temporal/worker-process';
 import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
@@ -216,7 +217,7 @@ function spawnRole(role: string, script: string, env: NodeJS.ProcessEnv): Child 
   const worker = role.startsWith('worker');
   const watched = spawnWatched(
     SERVICE_NODE,
-    [...(worker ? WORKER_NODE_FLAGS : []), ...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)],
+    [...(worker ? WORKER_NODE_FLAGS : role === 'api' ? API_NODE_FLAGS : []), ...SERVICE_NODE_ARGS, path.join(ROOT, 'dist/src', script)],
     { cwd: ROOT, env: worker ? { ...WORKER_PROCESS_ENV, ...env } : env },
   );
   if (worker) lowerPriority(watched.child.pid);

@@ -11,6 +11,7 @@ import { loadConfig } from '../config';
 import { createOrm, migrate } from '../db/orm';
 import { runStarter } from '../roles';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
+import { API_NODE_FLAGS } from '../http/api-process';
 import { WORKER_NODE_FLAGS } from '../temporal/worker-process';
 import { clusterEnvironments } from './cluster-env';
 import { startDevMailbox } from './dev-mailbox';
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
     const envs = clusterEnvironments({ siteUrl: process.env.SITE_URL, apiPorts, workerMetricsAddresses, temporalUiUrl: uiUrl });
     const waits: Array<Promise<void>> = [];
     envs.apis.forEach((env, i) => {
-      waits.push(launch(`api ${i + 1}`, 'http/server.js', env, /API listening/, env.BASE_URL));
+      waits.push(launch(`api ${i + 1}`, 'http/server.js', env, /API listening/, env.BASE_URL, API_NODE_FLAGS));
     });
     envs.workers.forEach((env, i) => {
       waits.push(launch(`worker ${i + 1}`, 'temporal/worker-main.js', env, /worker polling/, `http://${env.WORKER_METRICS_ADDRESS}/metrics`, WORKER_NODE_FLAGS));

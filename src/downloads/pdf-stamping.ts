@@ -21,6 +21,11 @@ export type StampOutcome = { stamped: Uint8Array | null } | { refused: string };
 const STAMP_TIMEOUT_MS = 60_000;
 /** pdf-lib holds the parsed document in the heap; the bytes themselves are outside it. */
 const STAMP_HEAP_MB = 1024;
+/**
+ * Its own young generation, not the API process's small one (src/http/api-process.ts): parsing a
+ * book allocates fast, and with 8 MB semi-spaces its first download took about 10 % longer.
+ */
+const STAMP_YOUNG_HEAP_MB = 48;
 
 async function runStampTask(task: StampTask): Promise<StampOutcome> {
   return runWorkerTask<StampTask, StampOutcome>({
@@ -30,7 +35,7 @@ async function runStampTask(task: StampTask): Promise<StampOutcome> {
     transfer: [task.pdf.buffer as ArrayBuffer],
     timeoutMs: STAMP_TIMEOUT_MS,
     tooLong: 'stamping this PDF took too long; try again later',
-    resourceLimits: { maxOldGenerationSizeMb: STAMP_HEAP_MB },
+    resourceLimits: { maxOldGenerationSizeMb: STAMP_HEAP_MB, maxYoungGenerationSizeMb: STAMP_YOUNG_HEAP_MB },
   });
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
+import { API_NODE_FLAGS } from '../../src/http/api-process';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../../src/temporal/worker-process';
 
 const root = path.join(__dirname, '..', '..');
@@ -93,7 +94,7 @@ describe('docker-compose.yml (production shape)', () => {
       expect(spec?.context).toBe('.');
       expect(spec?.dockerfile ?? 'Dockerfile').toBe('Dockerfile');
     }
-    expect(compose.services.api.command).toEqual(['node', 'dist/src/http/server.js']);
+    expect(compose.services.api.command).toEqual(['node', ...API_NODE_FLAGS, 'dist/src/http/server.js']);
     expect(compose.services.worker.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/src/temporal/worker-main.js']);
   });
 
@@ -102,6 +103,12 @@ describe('docker-compose.yml (production shape)', () => {
     const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     const envPrefix = Object.entries(WORKER_PROCESS_ENV).map(([name, value]) => `${name}=${value}`).join(' ');
     expect(scripts['start:worker']).toBe(`${envPrefix} node ${WORKER_NODE_FLAGS.join(' ')} dist/src/temporal/worker-main.js`);
+  });
+
+  it('starts the API role with its young generation bounded, in compose, the image and npm run start:api alike', () => {
+    const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts['start:api']).toBe(`node ${API_NODE_FLAGS.join(' ')} dist/src/http/server.js`);
+    expect(dockerfile).toContain(`CMD ${JSON.stringify(['node', ...API_NODE_FLAGS, 'dist/src/http/server.js']).replaceAll(',', ', ')}`);
   });
 
   it('wires api and worker to PostgreSQL, Temporal and the mail catcher', () => {
