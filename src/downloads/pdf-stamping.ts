@@ -23,7 +23,7 @@ const STAMP_TIMEOUT_MS = 60_000;
 const STAMP_HEAP_MB = 1024;
 /**
  * Its own young generation, not the API process's small one (src/http/api-process.ts): parsing a
- * book allocates fast, and with 8 MB semi-spaces its first download took about 10 % longer.
+ * book allocates fast, and with 8 MB semi-spaces its first download took about 11 % longer.
  */
 const STAMP_YOUNG_HEAP_MB = 48;
 
