@@ -4,6 +4,7 @@ import { apiKeyInfoOf, keyOwnerByHash, recordKeyUse, replaceApiKey } from '../ac
 import type { Caller } from '../domain/access';
 import { NotFoundError } from '../domain/errors';
 import { mintApiKey, sha256Hex } from '../security/secrets';
+import { UseStamps } from './use-stamps';
 
 /** What the API Key page shows of a key: never the key itself. */
 export const ApiKeyInfoSchema = z.object({
@@ -28,41 +29,23 @@ export async function apiKeyInfo(em: EntityManager, userId: string): Promise<Api
   return row;
 }
 
-/** How often a key's use is written: writing one row on every request would cap every endpoint at that row's update rate. */
+/** The key owner's read calls a stamp over a minute old stale. */
 const KEY_USE_INTERVAL_MS = 60_000;
-/** Past this many keys the ones written over an interval ago are forgotten, so the map stays small. */
-const KEY_USES_REMEMBERED = 10_000;
-
-/**
- * The keys (by hash) whose use this process wrote, and when. The row says whether its stamp is
- * stale, but every request that read it before the first write landed would write it again, each
- * waiting on the row lock with a pooled connection: dozens at a time under load, once a minute.
- * By hash, not user: a refreshed key is written at its first use.
- */
-const keyUsesWritten = new Map<string, number>();
-
-/** Whether this process should write the key's use now, noting that it does. */
-function claimKeyUseWrite(keyHash: string, now: number): boolean {
-  const written = keyUsesWritten.get(keyHash);
-  if (written !== undefined && now - written < KEY_USE_INTERVAL_MS) return false;
-  if (keyUsesWritten.size >= KEY_USES_REMEMBERED) {
-    for (const [hash, at] of keyUsesWritten) if (now - at >= KEY_USE_INTERVAL_MS) keyUsesWritten.delete(hash);
-  }
-  keyUsesWritten.set(keyHash, now);
-  return true;
-}
+/** Keys by hash, not user: a refreshed key is written at its first use. */
+const keyUses = new UseStamps(KEY_USE_INTERVAL_MS);
 
 /**
  * The user an API key belongs to (only its hash is stored), or null. Records the key's use, best
- * effort and at most once a minute per process (see keyUsesWritten).
+ * effort and at most once a minute per process (UseStamps): writing one row on every request would
+ * cap every endpoint at that row's update rate.
  */
 export async function keyOwner(em: EntityManager, key: string): Promise<Omit<Caller, 'via'> | null> {
   const keyHash = sha256Hex(key);
   const row = await keyOwnerByHash(em, keyHash);
   if (!row) return null;
   const { lastUseStale, ...owner } = row;
-  if (lastUseStale && claimKeyUseWrite(keyHash, Date.now())) {
-    void recordKeyUse(em, owner.userId).catch(() => keyUsesWritten.delete(keyHash));
+  if (lastUseStale) {
+    void keyUses.write(keyHash, Date.now(), () => recordKeyUse(em, owner.userId)).catch(() => undefined);
   }
   return owner;
 }

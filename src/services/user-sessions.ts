@@ -8,8 +8,12 @@ import {
   activeSessions, deleteSession, deleteStaleSessions, deleteUserSessions, insertSession, sessionUserRow, touchSession,
   type ActiveSession, type StaffUser,
 } from '../accounts/session-store';
+import { UseStamps } from './use-stamps';
 
 export type { ActiveSession, StaffUser } from '../accounts/session-store';
+
+const TOUCH_INTERVAL_MS = 60_000;
+const sessionTouches = new UseStamps(TOUCH_INTERVAL_MS);
 
 export async function openSession(em: EntityManager, session: { id: string; userId: string; userAgent: string | null }, now: Date): Promise<void> {
   await insertSession(em, session, now);
@@ -17,13 +21,14 @@ export async function openSession(em: EntityManager, session: { id: string; user
 
 /**
  * The user of a session that is open and was used within `idleMs`, or null. Records this use, at
- * most once a minute (a write on every request would cap the dashboard at one row's update rate).
+ * most once a minute per process (UseStamps): a write on every request would cap the dashboard at
+ * one row's update rate.
  */
 export async function sessionUser(em: EntityManager, sessionId: string, userId: string, now: Date, idleMs: number): Promise<StaffUser | null> {
-  const row = await sessionUserRow(em, sessionId, userId, new Date(now.getTime() - idleMs), new Date(now.getTime() - 60_000));
+  const row = await sessionUserRow(em, sessionId, userId, new Date(now.getTime() - idleMs), new Date(now.getTime() - TOUCH_INTERVAL_MS));
   if (!row) return null;
   const { touchDue, ...user } = row;
-  if (touchDue) await touchSession(em, sessionId, now);
+  if (touchDue) await sessionTouches.write(sessionId, now.getTime(), () => touchSession(em, sessionId, now));
   return user;
 }
 
