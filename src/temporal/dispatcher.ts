@@ -76,6 +76,12 @@ const CLAIM_GAP_MS = 100;
  */
 const ANSWER_GATHER_MS = 200;
 
+/** Pauses between tries of a failed answer write: from a quarter of a second, doubling, to two seconds. */
+const ANSWER_RETRY_FIRST_MS = 250;
+const ANSWER_RETRY_MAX_MS = 2_000;
+/** How long a stopping dispatcher keeps trying to write its answers before it leaves them to the lease. */
+const ANSWER_RETRY_STOPPING_MS = 5_000;
+
 /** The engine's answers not yet written to the outbox. */
 interface Answers {
   taken: string[];
@@ -85,6 +91,9 @@ interface Answers {
 }
 
 const noAnswers = (): Answers => ({ taken: [], later: [], dead: [], unreachable: 0 });
+const joinAnswers = (a: Answers, b: Answers): Answers => ({
+  taken: [...a.taken, ...b.taken], later: [...a.later, ...b.later], dead: [...a.dead, ...b.dead], unreachable: a.unreachable + b.unreachable,
+});
 const answerCount = (a: Answers): number => a.taken.length + a.later.length + a.dead.length;
 
 /** What ends a dispatcher's sleep early: any new row or freed place, only a sale that has a place, or nothing. */
@@ -186,11 +195,16 @@ export class WorkflowDispatcher {
 
   /**
    * Writes the answers gathered so far, and again while more came meanwhile (so under load one
-   * write carries many). A write that fails loses nothing: its rows come due again
-   * when their lease runs out, and a second start of a run the engine took only joins it.
+   * write carries many). A write that fails (PostgreSQL busy or away) is tried again with what came
+   * since, until the rows' lease would have brought them back anyway (or, stopping, for a few
+   * seconds): until its answer is written a run that ended still holds its organisation's place in
+   * the engine. Given up, nothing is lost: the rows come due again when their lease runs out, and a
+   * second start of a run the engine took only joins it.
    */
   private async writeAnswers(): Promise<void> {
     if (!this.stopping) await this.idle(ANSWER_GATHER_MS, 'nothing');
+    let failingSince: number | undefined;
+    let retryMs = 0;
     while (answerCount(this.answers) > 0) {
       const answers = this.answers;
       this.answers = noAnswers();
@@ -202,10 +216,19 @@ export class WorkflowDispatcher {
         await postponeDispatches(em, answers.later);
         if (answers.dead.length > 0) await em.transactional((tx) => deadLetterDispatches(tx, answers.dead));
       } catch (error) {
-        this.options.log.warn({ err: error, rows: answerCount(answers) },
-          'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends');
+        failingSince ??= Date.now();
+        const givingUp = Date.now() - failingSince >= (this.stopping ? ANSWER_RETRY_STOPPING_MS : CLAIM_LEASE_MS);
+        this.options.log.warn({ err: error, rows: answerCount(answers) }, givingUp
+          ? 'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends'
+          : 'workflow dispatcher: could not record the engine\'s answers yet; trying again');
+        if (givingUp) continue;
+        this.answers = joinAnswers(answers, this.answers);
+        retryMs = Math.min(ANSWER_RETRY_MAX_MS, Math.max(ANSWER_RETRY_FIRST_MS, retryMs * 2));
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
         continue;
       }
+      failingSince = undefined;
+      retryMs = 0;
       const answered = answerCount(answers);
       if (answers.later.length > 0) {
         this.options.log.warn(

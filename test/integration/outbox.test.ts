@@ -419,6 +419,37 @@ test('a delivery that cannot be recorded (every database connection busy) is ans
   }
 });
 
+test('the engine\'s answers the database could not take at first are written once it can, not left to the rows\' lease', async () => {
+  const res = await send(h.app, 'cart-e', org.orgId, cartE('answer-later-1'));
+  const tiny = await createOrm(h.config.databaseUrl!, { pool: { min: 0, max: 1, acquireTimeoutMillis: 1_000 } });
+  let claimed = false;
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const dispatcher = testDispatcher({
+    async dispatch(request: NewDispatch) {
+      claimed = true;
+      await released;
+      return h.starter.dispatch(request);
+    },
+  }, { orm: tiny });
+  dispatcher.start();
+  try {
+    await eventually(async () => (claimed ? true : undefined), 20_000, 'the row to be claimed');
+    // The one connection stays busy past the write's one-second wait for it: the first write of the
+    // engine's answer fails.
+    const hold = tiny.em.fork().execute('select pg_sleep(2.5)');
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await hold;
+    // Left to its lease, the row would wait 30 s and be started again.
+    await emptyOutbox(10_000);
+    expect((await finalEntry(h, res.body.deliveryIds![0])).status).toBe('Success');
+  } finally {
+    await dispatcher.stop();
+    await tiny.close(true);
+  }
+});
+
 test('a row Temporal refuses for good is a dead letter at once: its item ends error with the reason, its entry Error, the alert goes; other rows go on', async () => {
   const refused = await send(h.app, 'cart-e', org.orgId, cartE('dead-1', 'dead-letter@example.com'));
   // As a process of the previous version recorded it: the order id in full, past the engine's 255 bytes.
