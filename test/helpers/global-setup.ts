@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 // Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
 // jest's test contexts cannot share.
-import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
+import { prebuiltBundlePath } from '../../src/temporal/workflow-bundle';
 import { createTestDatabase } from './database';
 import globalTeardown from './global-teardown';
 
@@ -53,55 +54,69 @@ async function makeTemplateDatabase(adminUrl: string, started: Array<() => Promi
   process.env.TEST_TEMPLATE_DATABASE = template.name;
 }
 
+/** The PostgreSQL server test databases are made on (the machine's, else an embedded one), with the migrated template. */
+async function startDatabaseServer(started: Array<() => Promise<void>>): Promise<void> {
+  const adminUrl = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  if (await reachable(adminUrl)) {
+    process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
+  } else {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-pg-'));
+    const pg = await startEmbeddedPostgres(loadConfig({ DATA_DIR: dataDir }), silentLogger);
+    started.push(() => pg.stop());
+    process.env.TEST_ADMIN_DATABASE_URL = pg.url;
+  }
+  await makeTemplateDatabase(process.env.TEST_ADMIN_DATABASE_URL, started);
+}
+
+async function startTemporal(started: Array<() => Promise<void>>): Promise<void> {
+  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
+  });
+  started.push(() => env.teardown());
+  process.env.TEST_TEMPORAL_ADDRESS = env.address;
+}
+
+async function startS3(started: Array<() => Promise<void>>): Promise<void> {
+  const s3Dir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-s3-'));
+  started.push(() => rm(s3Dir, { recursive: true, force: true }));
+  const s3 = await startSeaweedFs({ root: s3Dir });
+  started.push(() => s3.stop());
+  process.env.TEST_S3_ENDPOINT = s3.settings.endpoint;
+  process.env.TEST_S3_ACCESS_KEY_ID = s3.settings.accessKeyId;
+  process.env.TEST_S3_SECRET_ACCESS_KEY = s3.settings.secretAccessKey;
+}
+
+/** The build's workflow bundle, plain or traced (`dist/workflow-bundle*.js`): the code `npm start`'s worker runs. */
+function builtBundle(traced: boolean): string {
+  const file = path.resolve(__dirname, '../../dist', path.basename(prebuiltBundlePath(traced)));
+  if (!existsSync(file)) throw new Error(`no workflow bundle at ${file}: npm run build writes it`);
+  return file;
+}
+
 /**
- * Starts what every test file shares, once per run: the real Temporal dev server (from the
- * Temporal CLI binary), the workflow bundles (plain and traced), the PostgreSQL server test databases are made on, and
- * a real S3-compatible server (SeaweedFS, built by `npm run setup:s3`) test buckets are made on.
- * Test files learn of them through environment variables (inherited by jest's workers).
+ * Starts what every test file shares, once per run, side by side: the real Temporal dev server
+ * (from the Temporal CLI binary), the PostgreSQL server test databases are made on, and a real
+ * S3-compatible server (SeaweedFS, built by `npm run setup:s3`) test buckets are made on. The
+ * workflow bundles (plain and traced) are the build's. Test files learn of them through
+ * environment variables (inherited by jest's workers).
  */
 export default async function globalSetup(): Promise<void> {
   // The tests that run the service's processes run them from the build, as `npm start` does: built
   // here once (when a source is newer), not by each file, where two at once would write over each other.
   await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: path.resolve(__dirname, '../..') });
+  process.env.TEST_WORKFLOW_BUNDLE = builtBundle(false);
+  process.env.TEST_TRACED_WORKFLOW_BUNDLE = builtBundle(true);
 
   const started: Array<() => Promise<void>> = [];
   (globalThis as { __testTeardown?: typeof started }).__testTeardown = started;
 
   // jest runs no global teardown when the setup fails: what was started by then is stopped here, or a
   // missing SeaweedFS build left a Temporal dev server and the template database behind each run.
-  try {
-    const adminUrl = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
-    if (await reachable(adminUrl)) {
-      process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
-    } else {
-      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-pg-'));
-      const pg = await startEmbeddedPostgres(loadConfig({ DATA_DIR: dataDir }), silentLogger);
-      started.push(() => pg.stop());
-      process.env.TEST_ADMIN_DATABASE_URL = pg.url;
-    }
-    await makeTemplateDatabase(process.env.TEST_ADMIN_DATABASE_URL, started);
-
-    const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
-    const env = await TestWorkflowEnvironment.createLocal({
-      server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
-    });
-    started.push(() => env.teardown());
-    process.env.TEST_TEMPORAL_ADDRESS = env.address;
-
-    const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-bundle-'));
-    started.push(() => rm(bundleDir, { recursive: true, force: true }));
-    process.env.TEST_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'));
-    process.env.TEST_TRACED_WORKFLOW_BUNDLE = await writeWorkflowBundle(path.join(bundleDir, 'workflows-traced.js'), { traced: true });
-
-    const s3Dir = await mkdtemp(path.join(os.tmpdir(), 'delivery-test-s3-'));
-    started.push(() => rm(s3Dir, { recursive: true, force: true }));
-    const s3 = await startSeaweedFs({ root: s3Dir });
-    started.push(() => s3.stop());
-    process.env.TEST_S3_ENDPOINT = s3.settings.endpoint;
-    process.env.TEST_S3_ACCESS_KEY_ID = s3.settings.accessKeyId;
-    process.env.TEST_S3_SECRET_ACCESS_KEY = s3.settings.secretAccessKey;
-  } catch (error) {
+  const starts = await Promise.allSettled([startDatabaseServer(started), startTemporal(started), startS3(started)]);
+  const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
     await globalTeardown();
-    throw error;
+    throw failed.reason;
   }
 }
