@@ -216,12 +216,19 @@ export class WorkflowDispatcher {
         await postponeDispatches(em, answers.later);
         if (answers.dead.length > 0) await em.transactional((tx) => deadLetterDispatches(tx, answers.dead));
       } catch (error) {
+        const firstFailure = failingSince === undefined;
         failingSince ??= Date.now();
-        const givingUp = Date.now() - failingSince >= (this.stopping ? ANSWER_RETRY_STOPPING_MS : CLAIM_LEASE_MS);
-        this.options.log.warn({ err: error, rows: answerCount(answers) }, givingUp
-          ? 'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends'
-          : 'workflow dispatcher: could not record the engine\'s answers yet; trying again');
-        if (givingUp) continue;
+        if (Date.now() - failingSince >= (this.stopping ? ANSWER_RETRY_STOPPING_MS : CLAIM_LEASE_MS)) {
+          this.options.log.warn({ err: error, rows: answerCount(answers) },
+            'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends');
+          // Answers that came meanwhile get tries of their own.
+          failingSince = undefined;
+          retryMs = 0;
+          continue;
+        }
+        if (firstFailure) {
+          this.options.log.warn({ err: error, rows: answerCount(answers) }, 'workflow dispatcher: could not record the engine\'s answers yet; trying again');
+        }
         this.answers = joinAnswers(answers, this.answers);
         retryMs = Math.min(ANSWER_RETRY_MAX_MS, Math.max(ANSWER_RETRY_FIRST_MS, retryMs * 2));
         await new Promise((resolve) => setTimeout(resolve, retryMs));
