@@ -6,7 +6,7 @@ import nodeModule from 'node:module';
 import path from 'node:path';
 import type { Config } from '../config';
 import type { Logger } from './logger';
-import { preferredPort, isPortFree } from './ports';
+import { freePort, preferredPort, isPortFree } from './ports';
 import { isProcessAlive, processCommandLine, readJsonFile, sleep, terminatePid, writeJsonFile } from './processes';
 
 export interface EmbeddedPostgres {
@@ -284,7 +284,7 @@ export async function startEmbeddedPostgres(
     await fs.rm(pgDir, { recursive: true, force: true });
   }
 
-  const instance = makeInstance(state.port);
+  let instance = makeInstance(state.port);
   if (isRoot) {
     // Before initdb runs as the postgres user, it must be able to reach the data dir and the binaries.
     // If the user does not exist yet (initialise() creates it), only "others" rights can apply to it.
@@ -311,7 +311,17 @@ export async function startEmbeddedPostgres(
   if (!initialised) log.info(`embedded PostgreSQL: initialised a new cluster in ${pgDir}`);
 
   await writeJsonFile(statePath, { ...state, ownerPid: process.pid });
-  await instance.start().catch((err) => fail(`could not start on port ${state.port}`, err));
+  await instance.start().catch(async (err) => {
+    // The port was free when checked, but another program bound it before the server did (two
+    // starts at once on one machine): once more, on a port the system gives now.
+    if (!recentOutput.some((line) => /Address already in use/.test(line))) fail(`could not start on port ${state.port}`, err);
+    const taken = state.port;
+    state.port = await freePort();
+    log.warn(`embedded PostgreSQL: port ${taken} was taken as it started; using ${state.port}`);
+    instance = makeInstance(state.port);
+    await writeJsonFile(statePath, { ...state, ownerPid: process.pid });
+    await instance.start().catch((again) => fail(`could not start on port ${state.port}`, again));
+  });
   const postmasterPid = runningPostmaster(pgDir)?.pid;
   // If this process exits without stop() (an uncaught error, process.exit), end postgres with it:
   // a signal is all that can be sent from an 'exit' listener.

@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -8,6 +9,7 @@ import { Client } from 'pg';
 import { startDevMailbox } from '../../src/dev/dev-mailbox';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
 import { silentLogger } from '../../src/dev/logger';
+import { freePort } from '../../src/dev/ports';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { startTemporalDevServer } from '../../src/dev/temporal-dev-server';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
@@ -65,6 +67,30 @@ describe('embedded PostgreSQL', () => {
       await again.stop();
     }
     expect(processesUsing(pgDir)).toEqual([]);
+  });
+
+  it('starts on another port when its own is taken between the check and the start (another program starting at once)', async () => {
+    const raceDir = mkdtempSync(path.join(os.tmpdir(), 'dev-services-pg-race-'));
+    // The saved port is free when checked; the test takes it while initdb runs (seconds), before the server binds it.
+    const port = await freePort();
+    writeFileSync(path.join(raceDir, 'postgres.json'), JSON.stringify({ port, password: 'race-password' }));
+    const starting = startEmbeddedPostgres({ dataDir: raceDir }, silentLogger);
+    await new Promise((r) => setTimeout(r, 300));
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    try {
+      const pg = await starting;
+      try {
+        expect(pg.port).not.toBe(port);
+        expect(await selectOne(pg.url)).toEqual({ one: 1, db: 'delivery' });
+        expect(JSON.parse(readFileSync(path.join(raceDir, 'postgres.json'), 'utf8')).port).toBe(pg.port);
+      } finally {
+        await pg.stop();
+      }
+    } finally {
+      squatter.close();
+      rmSync(raceDir, { recursive: true, force: true });
+    }
   });
 });
 
