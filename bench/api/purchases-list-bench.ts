@@ -18,11 +18,10 @@ import { Product, ProductVersion } from '../../src/db/entities';
 import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
 import { createOrganisation } from '../../src/services/organisations';
 import { insertPurchases } from '../../test/helpers/bulk-purchases';
-import { createTestDatabase } from '../../test/helpers/database';
+import { createTestDatabase, SYSTEM_POSTGRES } from '../../test/helpers/database';
 import type { ServerMemory } from './purchases-list-server';
 import { runBenchmark } from '../lib/run';
 
-const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 const PURCHASES = Number(process.env.BENCH_PURCHASES ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
 const MB = 1024 * 1024;

@@ -27,10 +27,9 @@ import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
-import { createTestDatabase } from '../../test/helpers/database';
+import { createTestDatabase, SYSTEM_POSTGRES } from '../../test/helpers/database';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
 /**
  * `all-in-one`: `npm start`'s process (API + worker); `roles`: `start:api` and `start:worker`;

@@ -1,16 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../../src/config';
-import { findTemporalCli } from '../../src/dev/temporal-cli';
-import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
+import { SYSTEM_POSTGRES } from '../../test/helpers/database';
 import { startHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness';
-
-/** The system PostgreSQL the tests use, when DATABASE_URL does not name another server. */
-const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+import { startSharedTemporal } from '../../test/helpers/temporal-dev-server';
 
 export interface BenchWorld {
   h: Harness;
@@ -26,10 +21,7 @@ export async function startBenchWorld(options: HarnessOptions = {}): Promise<Ben
   Runtime.install({ logger: new DefaultLogger('WARN') });
   process.env.TEST_ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
 
-  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
-  });
+  const temporal = await startSharedTemporal();
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));
   try {
     const bundlePath = await writeWorkflowBundle(path.join(bundleDir, 'workflows.js'), { workflowsPath: path.resolve(__dirname, '../../workflows') });

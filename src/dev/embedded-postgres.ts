@@ -310,8 +310,11 @@ export async function startEmbeddedPostgres(
   }
   if (!initialised) log.info(`embedded PostgreSQL: initialised a new cluster in ${pgDir}`);
 
-  await writeJsonFile(statePath, { ...state, ownerPid: process.pid });
-  await instance.start().catch(async (err) => {
+  const startServer = async () => {
+    await writeJsonFile(statePath, { ...state, ownerPid: process.pid });
+    await instance.start();
+  };
+  await startServer().catch(async (err) => {
     // The port was free when checked, but another program bound it before the server did (two
     // starts at once on one machine): once more, on a port the system gives now.
     if (!recentOutput.some((line) => /Address already in use/.test(line))) fail(`could not start on port ${state.port}`, err);
@@ -319,8 +322,7 @@ export async function startEmbeddedPostgres(
     state.port = await freePort();
     log.warn(`embedded PostgreSQL: port ${taken} was taken as it started; using ${state.port}`);
     instance = makeInstance(state.port);
-    await writeJsonFile(statePath, { ...state, ownerPid: process.pid });
-    await instance.start().catch((again) => fail(`could not start on port ${state.port}`, again));
+    await startServer().catch((again) => fail(`could not start on port ${state.port}`, again));
   });
   const postmasterPid = runningPostmaster(pgDir)?.pid;
   // If this process exits without stop() (an uncaught error, process.exit), end postgres with it:

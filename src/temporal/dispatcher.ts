@@ -12,6 +12,7 @@
  * the lease runs out) changes nothing: workflow ids, the database's unique keys and "an item's
  * outcome is written once" make every step repeatable.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dispatchRetryDelayMs } from '../domain/dispatch';
 import type { Orm } from '../db/orm';
 import { deadLetterDispatches } from '../services/dispatch-dead-letters';
@@ -216,9 +217,10 @@ export class WorkflowDispatcher {
         await postponeDispatches(em, answers.later);
         if (answers.dead.length > 0) await em.transactional((tx) => deadLetterDispatches(tx, answers.dead));
       } catch (error) {
-        const firstFailure = failingSince === undefined;
-        failingSince ??= Date.now();
-        if (Date.now() - failingSince >= (this.stopping ? ANSWER_RETRY_STOPPING_MS : CLAIM_LEASE_MS)) {
+        if (failingSince === undefined) {
+          failingSince = Date.now();
+          this.options.log.warn({ err: error, rows: answerCount(answers) }, 'workflow dispatcher: could not record the engine\'s answers yet; trying again');
+        } else if (Date.now() - failingSince >= (this.stopping ? ANSWER_RETRY_STOPPING_MS : CLAIM_LEASE_MS)) {
           this.options.log.warn({ err: error, rows: answerCount(answers) },
             'workflow dispatcher: could not record the engine\'s answers; the rows come due again when their lease ends');
           // Answers that came meanwhile get tries of their own.
@@ -226,12 +228,9 @@ export class WorkflowDispatcher {
           retryMs = 0;
           continue;
         }
-        if (firstFailure) {
-          this.options.log.warn({ err: error, rows: answerCount(answers) }, 'workflow dispatcher: could not record the engine\'s answers yet; trying again');
-        }
         this.answers = joinAnswers(answers, this.answers);
         retryMs = Math.min(ANSWER_RETRY_MAX_MS, Math.max(ANSWER_RETRY_FIRST_MS, retryMs * 2));
-        await new Promise((resolve) => setTimeout(resolve, retryMs));
+        await sleep(retryMs);
         continue;
       }
       failingSince = undefined;

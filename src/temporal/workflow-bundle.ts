@@ -18,9 +18,14 @@ export const WORKFLOWS_PATH = require.resolve('../../workflows');
 /** OpenTelemetry's workflow interceptors: in the traced bundle only. */
 export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
 
+/** The bundles' file names in the build's folder (`dist/`). */
+export function bundleFileName(traced: boolean): string {
+  return traced ? 'workflow-bundle-traced.js' : 'workflow-bundle.js';
+}
+
 /** Where the build puts the bundles: `dist/workflow-bundle.js` (and `-traced.js`) for `dist/src/temporal/…`. */
 export function prebuiltBundlePath(traced: boolean): string {
-  return path.resolve(__dirname, traced ? '../../workflow-bundle-traced.js' : '../../workflow-bundle.js');
+  return path.resolve(__dirname, '../..', bundleFileName(traced));
 }
 
 export async function writeWorkflowBundle(

@@ -17,6 +17,9 @@ export const TEST_DATABASE_POOL_MAX = '10';
  */
 export const TEST_POOL = { ...SERVICE_POOL, max: Number(TEST_DATABASE_POOL_MAX), acquireTimeoutMillis: 10_000 };
 
+/** The machine's PostgreSQL the tests and benchmarks use when DATABASE_URL names no other server. */
+export const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+
 function adminUrl(): string {
   const url = process.env.TEST_ADMIN_DATABASE_URL;
   if (!url) throw new Error('TEST_ADMIN_DATABASE_URL is not set: run the tests through jest (global setup starts PostgreSQL)');

@@ -5,20 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../src/config';
 import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres';
 import { silentLogger } from '../../src/dev/logger';
 import { startSeaweedFs } from '../../src/dev/seaweedfs';
-import { findTemporalCli } from '../../src/dev/temporal-cli';
-import { DEV_SERVER_ARGS } from '../../src/dev/temporal-dev-server';
 // Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
 // jest's test contexts cannot share.
-import { prebuiltBundlePath } from '../../src/temporal/workflow-bundle';
-import { createTestDatabase } from './database';
+import { bundleFileName } from '../../src/temporal/workflow-bundle';
+import { createTestDatabase, SYSTEM_POSTGRES } from './database';
 import globalTeardown from './global-teardown';
-
-const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+import { startSharedTemporal } from './temporal-dev-server';
 
 async function reachable(url: string): Promise<boolean> {
   const client = new PgClient({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -69,10 +65,7 @@ async function startDatabaseServer(started: Array<() => Promise<void>>): Promise
 }
 
 async function startTemporal(started: Array<() => Promise<void>>): Promise<void> {
-  const cli = findTemporalCli(loadConfig({ TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH }));
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: [...DEV_SERVER_ARGS] },
-  });
+  const env = await startSharedTemporal();
   started.push(() => env.teardown());
   process.env.TEST_TEMPORAL_ADDRESS = env.address;
 }
@@ -89,7 +82,7 @@ async function startS3(started: Array<() => Promise<void>>): Promise<void> {
 
 /** The build's workflow bundle, plain or traced (`dist/workflow-bundle*.js`): the code `npm start`'s worker runs. */
 function builtBundle(traced: boolean): string {
-  const file = path.resolve(__dirname, '../../dist', path.basename(prebuiltBundlePath(traced)));
+  const file = path.resolve(__dirname, '../../dist', bundleFileName(traced));
   if (!existsSync(file)) throw new Error(`no workflow bundle at ${file}: npm run build writes it`);
   return file;
 }
