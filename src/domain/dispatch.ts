@@ -68,11 +68,21 @@ const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
 /**
- * How long a row waits after its `attempts`-th refusal: doubling from 0.5 s up to 30 s, spread by
- * ±50 % (`random` in [0, 1)) so that rows refused together while Temporal was down do not all
- * come back in the same instant.
+ * How often the engine is tried again while it is out of reach: a dispatch loop that found it so
+ * pauses at most this long, and a row it could not start waits at most this long (spread as below).
+ * A longer wait would only delay the rows once the engine is back: the loops' pauses are what spare
+ * an engine that is down, whatever the number of rows waiting.
  */
-export function dispatchRetryDelayMs(attempts: number, random: number): number {
-  const base = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
+export const ENGINE_RETRY_MAX_MS = 5_000;
+
+/**
+ * How long a row waits after its `attempts`-th failed start: doubling from 0.5 s up to 30 s when
+ * the engine refused it, up to ENGINE_RETRY_MAX_MS when the engine was out of reach; spread by
+ * ±50 % (`random` in [0, 1)) so that rows that failed together do not all come back in the same
+ * instant.
+ */
+export function dispatchRetryDelayMs(attempts: number, random: number, cause: 'refused' | 'unreachable' = 'refused'): number {
+  const longest = cause === 'unreachable' ? ENGINE_RETRY_MAX_MS : MAX_RETRY_MS;
+  const base = Math.min(longest, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(base * (0.5 + random));
 }

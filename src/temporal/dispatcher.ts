@@ -13,7 +13,7 @@
  * outcome is written once" make every step repeatable.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dispatchRetryDelayMs } from '../domain/dispatch';
+import { dispatchRetryDelayMs, ENGINE_RETRY_MAX_MS } from '../domain/dispatch';
 import type { Orm } from '../db/orm';
 import { deadLetterDispatches } from '../services/dispatch-dead-letters';
 import {
@@ -47,9 +47,6 @@ export interface DispatcherOptions extends EngineRunLimits {
   log: { warn(details: object, message: string): void; error(details: object, message: string): void };
   random?: () => number;
 }
-
-/** Longest pause of a loop that found Temporal out of reach: it comes back quickly. */
-const MAX_LOOP_PAUSE_MS = 5_000;
 
 /**
  * How long a claimed row is the claimer's: after it, the row is due again for any process. Well
@@ -188,7 +185,7 @@ export class WorkflowDispatcher {
         this.answers.dead.push({ row, error: message });
       } else {
         const random = this.options.random ?? Math.random;
-        this.answers.later.push({ id: row.id, error: message, retryInMs: dispatchRetryDelayMs(row.attempts + 1, random()), refused: kind === 'refused' });
+        this.answers.later.push({ id: row.id, error: message, retryInMs: dispatchRetryDelayMs(row.attempts + 1, random(), kind), refused: kind === 'refused' });
       }
     }
     this.writing ??= this.writeAnswers();
@@ -273,7 +270,7 @@ export class WorkflowDispatcher {
       // organisations') must not wait for them. The pause is taken once per such answer.
       if (state.pauseNext) {
         state.pauseNext = false;
-        state.pauseMs = Math.min(MAX_LOOP_PAUSE_MS, Math.max(250, state.pauseMs * 2));
+        state.pauseMs = Math.min(ENGINE_RETRY_MAX_MS, Math.max(250, state.pauseMs * 2));
         await this.idle(state.pauseMs, 'nothing');
       }
       const gapLeft = this.lastClaimAt + claimGapMs - Date.now();

@@ -136,11 +136,11 @@ test('Temporal out of reach: 200 at once, rows wait with their reason, /readyz s
 /** A dispatcher of the test's own (one loop, polling every 50 ms, no budget to speak of unless given one) over the harness's database, starting through `starter`. */
 function testDispatcher(
   starter: Pick<WorkflowStarter, 'dispatch'>,
-  options: { orm?: Orm; batchSize?: number; loops?: number; engineRuns?: number; runsPerOrganisation?: number; pollIntervalMs?: number; claimGapMs?: number } = {},
+  options: { orm?: Orm; batchSize?: number; loops?: number; engineRuns?: number; runsPerOrganisation?: number; pollIntervalMs?: number; claimGapMs?: number; random?: () => number } = {},
 ): WorkflowDispatcher {
   return new WorkflowDispatcher({
     orm: options.orm ?? h.orm, starter, batchSize: options.batchSize ?? 10, loops: options.loops ?? 1, pollIntervalMs: options.pollIntervalMs ?? 50,
-    claimGapMs: options.claimGapMs, maxRefusals: 10,
+    claimGapMs: options.claimGapMs, maxRefusals: 10, random: options.random,
     runsPerOrganisation: options.runsPerOrganisation ?? options.engineRuns ?? 1000, engineRuns: options.engineRuns ?? 1000, reservedRuns: 0, fairnessWindowMs: 30_000,
     log: { warn: () => undefined, error: () => undefined },
   });
@@ -447,6 +447,29 @@ test('the engine\'s answers the database could not take at first are written onc
   } finally {
     await dispatcher.stop();
     await tiny.close(true);
+  }
+});
+
+test('after a long engine outage, waiting rows are started within seconds of its return, not after their backoff', async () => {
+  const res = await send(h.app, 'cart-e', org.orgId, cartE('long-outage-1'));
+  // As after some minutes of outage: the row has failed many times, so its backoff alone would now
+  // push it back by 30 s (no spread here).
+  await h.orm.em.fork().execute('update workflow_dispatch set attempts = 12 where workflow_id like ?', ['%/cart-e/long-outage-1/%']);
+  let engineBack = false;
+  const down = unreachableStarter(h.config);
+  const dispatcher = testDispatcher({ dispatch: (request: NewDispatch) => (engineBack ? h.starter : down).dispatch(request) }, { random: () => 0.5 });
+  dispatcher.start();
+  try {
+    const [postponed] = await eventually(async () => {
+      const rows = await outboxRows();
+      return rows.length === 1 && rows[0].attempts === 13 ? rows : undefined;
+    }, 30_000, 'the row to be tried while the engine is out of reach');
+    expect(postponed.last_error).toBeTruthy();
+    engineBack = true;
+    await emptyOutbox(12_000);
+    expect((await finalEntry(h, res.body.deliveryIds![0])).status).toBe('Success');
+  } finally {
+    await dispatcher.stop();
   }
 });
 
