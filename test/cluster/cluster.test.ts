@@ -67,7 +67,7 @@ beforeAll(async () => {
   });
   cluster.stdout?.on('data', (c: Buffer) => { output += c.toString(); });
   cluster.stderr?.on('data', (c: Buffer) => { output += c.toString(); });
-  await eventually(async () => (/Cluster ready/.test(output) ? true : undefined), 150_000, `the cluster to start:\n${output}`);
+  await eventually(async () => (/Cluster ready/.test(output) ? true : undefined), 150_000, () => `the cluster to start; it printed:\n${output}`);
   orm = await createOrm(database.url, { pool: TEST_POOL });
 }, 240_000);
 

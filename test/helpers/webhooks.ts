@@ -210,13 +210,16 @@ export async function seedWebhookOrg(
   return { ...org, name, ebook, course };
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+/**
+ * Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. `what` names the
+ * wait in the failure; as a function it is read at the failure (a process's output by then).
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what: string | (() => string) = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await sleep(100);
   }
 }
