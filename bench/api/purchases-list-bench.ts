@@ -18,7 +18,7 @@ import { Product, ProductVersion } from '../../src/db/entities';
 import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
 import { createOrganisation } from '../../src/services/organisations';
 import { insertPurchases } from '../../test/helpers/bulk-purchases';
-import { createTestDatabase, SYSTEM_POSTGRES } from '../../test/helpers/database';
+import { createTestDatabase, hostPostgresUrl } from '../../test/helpers/database';
 import type { ServerMemory } from './purchases-list-server';
 import { runBenchmark } from '../lib/run';
 
@@ -133,7 +133,7 @@ function stopServer(child: ChildProcess): Promise<void> {
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
 
 async function main(): Promise<void> {
-  process.env.TEST_ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  process.env.TEST_ADMIN_DATABASE_URL = hostPostgresUrl();
   const database = await createTestDatabase();
   const orm = await createOrm(database.url);
   let server: { child: ChildProcess; base: string } | undefined;

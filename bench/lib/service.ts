@@ -27,7 +27,7 @@ import { devServerArgs } from '../../src/dev/temporal-dev-server';
 import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-hashing';
 import { LocalDiskStorage } from '../../src/storage/local-disk-storage';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from '../../src/dev/child-processes';
-import { createTestDatabase, SYSTEM_POSTGRES } from '../../test/helpers/database';
+import { createTestDatabase, hostPostgresUrl } from '../../test/helpers/database';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -115,7 +115,7 @@ const SERVER_SHARDS = Number(process.env.BENCH_HISTORY_SHARDS ?? 4);
 async function startBenchServer(dataDir: string): Promise<BenchTemporal> {
   const binaries = findTemporalServer();
   if (!binaries) throw new Error('no Temporal server: run npm run setup:temporal -- --server');
-  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL ?? SYSTEM_POSTGRES;
+  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL ?? hostPostgresUrl();
   const suffix = Math.random().toString(36).slice(2, 8);
   const databases = { history: `temporal_bench_${suffix}`, visibility: `temporal_bench_vis_${suffix}` };
   await prepareTemporalDatabases(adminUrl, binaries.sql, databases);
@@ -228,7 +228,7 @@ const ROLE_START_MS = 120_000;
 
 /** Starts the service from `dist/` (run `npm run build` first) in the given shape. */
 export async function startService(shape: ServiceShape, smtpUrl: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningService> {
-  process.env.TEST_ADMIN_DATABASE_URL ??= process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  process.env.TEST_ADMIN_DATABASE_URL ??= hostPostgresUrl();
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-service-'));
   const orm = await createOrm(database.url);

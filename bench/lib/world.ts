@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { writeWorkflowBundle } from '../../src/temporal/workflow-bundle';
-import { SYSTEM_POSTGRES } from '../../test/helpers/database';
+import { hostPostgresUrl } from '../../test/helpers/database';
 import { startHarness, type Harness, type HarnessOptions } from '../../test/helpers/harness';
 import { startSharedTemporal } from '../../test/helpers/temporal-dev-server';
 
@@ -19,7 +19,7 @@ export interface BenchWorld {
  */
 export async function startBenchWorld(options: HarnessOptions = {}): Promise<BenchWorld> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  process.env.TEST_ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  process.env.TEST_ADMIN_DATABASE_URL = hostPostgresUrl();
 
   const temporal = await startSharedTemporal();
   const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'delivery-bench-bundle-'));

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { createOrm, migrate, type Orm } from '../../src/db/orm';
 import { claimDueRows, type EngineRunLimits } from '../../src/outbox/outbox-store';
 import { CLAIM_LEASE_MS } from '../../src/temporal/dispatcher';
-import { createTestDatabase, SYSTEM_POSTGRES } from '../../test/helpers/database';
+import { createTestDatabase, hostPostgresUrl } from '../../test/helpers/database';
 import { runBenchmark } from '../lib/run';
 
 const CLAIMS = Number(process.env.BENCH_CLAIMS ?? 300);
@@ -51,7 +51,7 @@ async function timeClaims(orm: Orm): Promise<{ ms: number; claimed: Record<strin
 }
 
 async function main(): Promise<void> {
-  const database = await createTestDatabase(process.env.DATABASE_URL ?? SYSTEM_POSTGRES);
+  const database = await createTestDatabase(hostPostgresUrl());
   const orm = await createOrm(database.url);
   try {
     await migrate(orm);

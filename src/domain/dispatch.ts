@@ -81,7 +81,7 @@ export const ENGINE_RETRY_MAX_MS = 5_000;
  * ±50 % (`random` in [0, 1)) so that rows that failed together do not all come back in the same
  * instant.
  */
-export function dispatchRetryDelayMs(attempts: number, random: number, cause: 'refused' | 'unreachable' = 'refused'): number {
+export function dispatchRetryDelayMs(attempts: number, random: number, cause: 'refused' | 'unreachable'): number {
   const longest = cause === 'unreachable' ? ENGINE_RETRY_MAX_MS : MAX_RETRY_MS;
   const base = Math.min(longest, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(base * (0.5 + random));

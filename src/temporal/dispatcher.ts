@@ -13,6 +13,7 @@
  * outcome is written once" make every step repeatable.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { doubledPauseMs } from '../domain/backoff';
 import { dispatchRetryDelayMs, ENGINE_RETRY_MAX_MS } from '../domain/dispatch';
 import type { Orm } from '../db/orm';
 import { deadLetterDispatches } from '../services/dispatch-dead-letters';
@@ -226,7 +227,7 @@ export class WorkflowDispatcher {
           continue;
         }
         this.answers = joinAnswers(answers, this.answers);
-        retryMs = Math.min(ANSWER_RETRY_MAX_MS, Math.max(ANSWER_RETRY_FIRST_MS, retryMs * 2));
+        retryMs = doubledPauseMs(retryMs, ANSWER_RETRY_FIRST_MS, ANSWER_RETRY_MAX_MS);
         await sleep(retryMs);
         continue;
       }
@@ -270,7 +271,7 @@ export class WorkflowDispatcher {
       // organisations') must not wait for them. The pause is taken once per such answer.
       if (state.pauseNext) {
         state.pauseNext = false;
-        state.pauseMs = Math.min(ENGINE_RETRY_MAX_MS, Math.max(250, state.pauseMs * 2));
+        state.pauseMs = doubledPauseMs(state.pauseMs, 250, ENGINE_RETRY_MAX_MS);
         await this.idle(state.pauseMs, 'nothing');
       }
       const gapLeft = this.lastClaimAt + claimGapMs - Date.now();

@@ -13,6 +13,7 @@
  */
 import { Client } from 'pg';
 import { FREED_PLACE_CHANNEL } from '../deliveries/engine-runs-store';
+import { doubledPauseMs } from '../domain/backoff';
 
 export interface FreedPlacesOptions {
   databaseUrl: string;
@@ -82,7 +83,7 @@ export class FreedPlacesListener {
   private scheduleReconnect(error: Error | undefined): void {
     if (this.closed) return;
     if (this.pauseMs === 0) this.options.log.warn({ err: error }, 'freed-places listener has no PostgreSQL session; connecting again (the dispatcher polls meanwhile)');
-    this.pauseMs = Math.min(RECONNECT_MAX_MS, Math.max(RECONNECT_FIRST_MS, this.pauseMs * 2));
+    this.pauseMs = doubledPauseMs(this.pauseMs, RECONNECT_FIRST_MS, RECONNECT_MAX_MS);
     this.retry = setTimeout(() => void this.connect(true), this.pauseMs);
     this.retry.unref();
   }

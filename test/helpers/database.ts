@@ -17,8 +17,10 @@ export const TEST_DATABASE_POOL_MAX = '10';
  */
 export const TEST_POOL = { ...SERVICE_POOL, max: Number(TEST_DATABASE_POOL_MAX), acquireTimeoutMillis: 10_000 };
 
-/** The machine's PostgreSQL the tests and benchmarks use when DATABASE_URL names no other server. */
-export const SYSTEM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+/** The PostgreSQL server the tests and benchmarks make their databases on: DATABASE_URL, else the machine's. */
+export function hostPostgresUrl(): string {
+  return process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+}
 
 function adminUrl(): string {
   const url = process.env.TEST_ADMIN_DATABASE_URL;

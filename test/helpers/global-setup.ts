@@ -12,7 +12,7 @@ import { startSeaweedFs } from '../../src/dev/seaweedfs';
 // Not src/temporal/worker: global setup must not load the ORM's entities into the outer realm that
 // jest's test contexts cannot share.
 import { bundleFileName } from '../../src/temporal/workflow-bundle';
-import { createTestDatabase, SYSTEM_POSTGRES } from './database';
+import { createTestDatabase, hostPostgresUrl } from './database';
 import globalTeardown from './global-teardown';
 import { startSharedTemporal } from './temporal-dev-server';
 
@@ -52,7 +52,7 @@ async function makeTemplateDatabase(adminUrl: string, started: Array<() => Promi
 
 /** The PostgreSQL server test databases are made on (the machine's, else an embedded one), with the migrated template. */
 async function startDatabaseServer(started: Array<() => Promise<void>>): Promise<void> {
-  const adminUrl = process.env.DATABASE_URL ?? SYSTEM_POSTGRES;
+  const adminUrl = hostPostgresUrl();
   if (await reachable(adminUrl)) {
     process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   } else {
