@@ -11,6 +11,8 @@ module.exports = {
     'node_modules/(cookie|content-disposition|@fastify/cookie)/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition|@fastify/cookie)/)'],
+  // Files that mostly wait are kept apart (see the file).
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60_000,

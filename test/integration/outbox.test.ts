@@ -3,6 +3,8 @@
  * outbox rows it commits are dispatched to Temporal by whichever API process claims them.
  * The harness's own app dispatches nothing here (DISPATCH_LOOPS=0), so each test decides which
  * process dispatches, and when.
+ *
+ * @mostly-waiting: engine outages and the dispatcher's retry pauses (alone: the cores 22 % busy)
  */
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
