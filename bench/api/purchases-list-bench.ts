@@ -19,6 +19,7 @@ import { OWASP_SCRYPT_COST, PasswordHasher } from '../../src/security/password-h
 import { createOrganisation } from '../../src/services/organisations';
 import { insertPurchases } from '../../test/helpers/bulk-purchases';
 import { createTestDatabase, hostPostgresUrl } from '../../test/helpers/database';
+import { API_NODE_FLAGS } from '../../src/http/api-process';
 import type { ServerMemory } from './purchases-list-server';
 import { runBenchmark } from '../lib/run';
 
@@ -112,7 +113,10 @@ function request<T>(child: ChildProcess, message: string): Promise<T> {
 }
 
 async function startServer(databaseUrl: string): Promise<{ child: ChildProcess; base: string }> {
+  // Started with the API role's Node flags, as `start:api` starts it (V8's default young generation
+  // put this machine's peak at 317 MB against 287 MB with them).
   const child = fork(path.join(__dirname, 'purchases-list-server.js'), [], {
+    execArgv: [...API_NODE_FLAGS],
     env: { ...process.env, BENCH_DATABASE_URL: databaseUrl }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const base = await new Promise<string>((resolve, reject) => {
