@@ -68,6 +68,18 @@ const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
 /**
+ * What a failed start or signal means for its outbox row:
+ * - `permanent`: the engine will never take it as it is (invalid argument: an id or payload over its
+ *   limits; the namespace does not exist): a dead letter at once;
+ * - `unreachable`: the engine did not answer (down, overloaded past the deadline, not yet connected:
+ *   the client raises plain errors only while connecting): retried without limit, and the only
+ *   reason a dispatcher loop pauses;
+ * - `refused`: any other answer (rate limited, a run that closed before its signal …): retried up
+ *   to a cap, then a dead letter.
+ */
+export type DispatchFailureKind = 'permanent' | 'unreachable' | 'refused';
+
+/**
  * How often the engine is tried again while it is out of reach: a dispatch loop that found it so
  * pauses at most this long, and a row it could not start waits at most this long (spread as below).
  * A longer wait would only delay the rows once the engine is back: the loops' pauses are what spare
@@ -81,7 +93,7 @@ export const ENGINE_RETRY_MAX_MS = 5_000;
  * ±50 % (`random` in [0, 1)) so that rows that failed together do not all come back in the same
  * instant.
  */
-export function dispatchRetryDelayMs(attempts: number, random: number, cause: 'refused' | 'unreachable'): number {
+export function dispatchRetryDelayMs(attempts: number, random: number, cause: Exclude<DispatchFailureKind, 'permanent'>): number {
   const longest = cause === 'unreachable' ? ENGINE_RETRY_MAX_MS : MAX_RETRY_MS;
   const base = Math.min(longest, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(base * (0.5 + random));

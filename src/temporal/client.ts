@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import type { KeyRing } from '../security/key-ring';
 import { activeTracing } from '../telemetry/tracing';
 import { encryptedPayloads } from './encryption-codec';
-import { isBulkDispatch, type DispatchKind, type NewDispatch } from '../domain/dispatch';
+import { isBulkDispatch, type DispatchFailureKind, type DispatchKind, type NewDispatch } from '../domain/dispatch';
 import { attachDeliveryItem, licenseKeyIssued, redeliverOutboundEvent, transferCompleted } from '../../workflows/messages';
 import type {
   buyerReminder, deliverOutboundEvent, freshLinks, fulfilOrderLine, orderAlert, purchaseRevocation, versionNotification,
@@ -19,18 +19,6 @@ import { ReconcileSchedules } from './reconcile-schedules';
  * (the client's own retries may overrun it by about half). Nobody waits on it but the dispatcher.
  */
 const DISPATCH_DEADLINE_MS = 5_000;
-
-/**
- * What a failed start or signal means for its outbox row:
- * - `permanent`: the engine will never take it as it is (invalid argument: an id or payload over its
- *   limits; the namespace does not exist): a dead letter at once;
- * - `unreachable`: the engine did not answer (down, overloaded past the deadline, not yet connected:
- *   the client raises plain errors only while connecting): retried without limit, and the only
- *   reason a dispatcher loop pauses;
- * - `refused`: any other answer (rate limited, a run that closed before its signal …): retried up
- *   to a cap, then a dead letter.
- */
-export type DispatchFailureKind = 'permanent' | 'unreachable' | 'refused';
 
 /** gRPC status codes (grpc/doc/statuscodes.md); @grpc/grpc-js is not a dependency of ours. */
 const GRPC_CANCELLED = 1;

@@ -7,7 +7,7 @@
  * transfer, for a revoked purchase, a test purchase, or a customer who turned notices off; and the
  * run whose worker was killed sent exactly one.
  *
- * @mostly-waiting: the reminders' one-minute wait (alone: the cores 12 % busy; test/helpers/sequencer.js)
+ * @mostly-waiting the reminders' one-minute wait (alone: the cores 12 % busy; test/helpers/sequencer.js)
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { ActivityLogEntry, Customer, Purchase } from '../../src/db/entities';

@@ -9,26 +9,22 @@
 // takes the next file when it frees, as jest's do) with the files' last times, or their sizes on a
 // first run: a waiting file is handed out only when no other waiting file is running, so one
 // worker waits while the others keep the cores busy.
-const { readFileSync, statSync } = require('node:fs');
+const { readFileSync } = require('node:fs');
 const Sequencer = require('@jest/test-sequencer').default;
+const { extract, parse } = require('jest-docblock');
 const { maxWorkers } = require('../../jest.config');
 
-const MARK = /^\s*\*\s*@mostly-waiting\b/m;
-const OPENING_BYTES = 4096;
-
-function mostlyWaits(test) {
-  const opening = readFileSync(test.path, 'utf8').slice(0, OPENING_BYTES);
-  const comment = opening.match(/\/\*\*[\s\S]*?\*\//);
-  return comment !== null && MARK.test(comment[0]);
-}
+/** Read as jest reads `@jest-environment`: a pragma of the file's opening docblock. */
+const mostlyWaits = (test) => 'mostly-waiting' in parse(extract(readFileSync(test.path, 'utf8')));
 
 class WaitingFilesApart extends Sequencer {
   sort(tests) {
     const ordered = super.sort(tests);
-    const waiting = ordered.filter(mostlyWaits);
-    const others = ordered.filter((test) => !waiting.includes(test));
+    const waiting = [];
+    const others = [];
+    for (const test of ordered) (mostlyWaits(test) ? waiting : others).push(test);
     const timed = ordered.every((test) => test.duration != null);
-    const length = (test) => (timed ? test.duration : statSync(test.path).size);
+    const length = (test) => (timed ? test.duration : test.context.hasteFS.getSize(test.path) ?? 0);
     const freeAt = Array(maxWorkers).fill(0);
     let waitingUntil = 0;
     const result = [];

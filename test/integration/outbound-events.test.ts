@@ -3,7 +3,7 @@
  * are real HTTP servers on 127.0.0.1 (OUTBOUND_WEBHOOKS_ALLOW_PRIVATE=true), every request checked
  * with the reference library's Webhook.verify.
  *
- * @mostly-waiting: receivers that never answer, 15 s per try (alone: the cores 15 % busy)
+ * @mostly-waiting receivers that never answer, 15 s per try (alone: the cores 15 % busy)
  */
 import { Client as PgClient } from 'pg';
 import { Webhook } from 'standardwebhooks';

@@ -4,7 +4,7 @@
  * The harness's own app dispatches nothing here (DISPATCH_LOOPS=0), so each test decides which
  * process dispatches, and when.
  *
- * @mostly-waiting: engine outages and the dispatcher's retry pauses (alone: the cores 22 % busy)
+ * @mostly-waiting engine outages and the dispatcher's retry pauses (alone: the cores 22 % busy)
  */
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';

@@ -3,7 +3,7 @@
  * of its Checkout Session list (test/helpers/simulators/payments-c.ts): the runs every platform passes
  * (test/helpers/reconciliation-runs.ts). Real PostgreSQL, Temporal, SMTP sink.
  *
- * @mostly-waiting: the runs' backoff and Retry-After waits (alone: the cores 31 % busy)
+ * @mostly-waiting the runs' backoff and Retry-After waits (alone: the cores 31 % busy)
  */
 import { reconciliationRuns, type ListedOrderSpec } from '../helpers/reconciliation-runs';
 import { startPaymentsCSimulator, type PaymentsCSimulator } from '../helpers/simulators/payments-c';

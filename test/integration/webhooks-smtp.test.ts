@@ -3,7 +3,7 @@
  * temporary 4xx is retried for EMAIL_RETRY_WINDOW; a receipt that was never sent is re-sent by the
  * next delivery of the order, creating nothing else.
  *
- * @mostly-waiting: the receipts' retry window (alone: the cores 21 % busy)
+ * @mostly-waiting the receipts' retry window (alone: the cores 21 % busy)
  */
 import { Customer, Purchase, SentEmail } from '../../src/db/entities';
 import { startHarness, type Harness } from '../helpers/harness';
