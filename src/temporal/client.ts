@@ -20,6 +20,13 @@ import { ReconcileSchedules } from './reconcile-schedules';
  */
 const DISPATCH_DEADLINE_MS = 5_000;
 
+/**
+ * How long a readiness ping waits for the engine. Without a deadline the SDK's retries of an
+ * unreachable engine ran about 20 s after /readyz had answered; a stopping process closed the
+ * connection under them, and the next retry threw from its timer ("Channel has been shut down").
+ */
+export const PING_DEADLINE_MS = 3_000;
+
 /** gRPC status codes (grpc/doc/statuscodes.md); @grpc/grpc-js is not a dependency of ours. */
 const GRPC_CANCELLED = 1;
 const GRPC_INVALID_ARGUMENT = 3;
@@ -292,7 +299,8 @@ export class WorkflowStarter {
   }
 
   /** For /readyz: the frontend answers. */
+  /** Whether the engine answers, within PING_DEADLINE_MS (and one pending retry's backoff at most). */
   async ping(): Promise<void> {
-    await this.client.connection.workflowService.getSystemInfo({});
+    await this.client.withDeadline(Date.now() + PING_DEADLINE_MS, () => this.client.connection.workflowService.getSystemInfo({}));
   }
 }

@@ -14,7 +14,7 @@ import { Purchase, WebhookDelivery } from '../../src/db/entities';
 import { BULK_DISPATCH_KINDS, type DispatchRequest, type NewDispatch } from '../../src/domain/dispatch';
 import { buildApiApp } from '../../src/roles';
 import { claimDueDispatches } from '../../src/services/workflow-outbox';
-import type { WorkflowStarter } from '../../src/temporal/client';
+import { PING_DEADLINE_MS, type WorkflowStarter } from '../../src/temporal/client';
 import { WorkflowDispatcher } from '../../src/temporal/dispatcher';
 import { signIn } from '../helpers/dashboard';
 import { startHarness, unreachableStarter, type Harness } from '../helpers/harness';
@@ -564,3 +564,12 @@ test('an organisation\'s bulk rows (its integrators\' events, notices, reminders
     await dispatching.close();
   }
 });
+
+test('the readiness ping of an engine out of reach ends by its deadline, leaving no retry to outlive the request (a retry firing after the connection closed crashed a stopping process)', async () => {
+  const down = unreachableStarter(h.config);
+  const started = Date.now();
+  await expect(down.ping()).rejects.toThrow();
+  // The SDK's retries alone run about 20 s (10 attempts, up to 5 s apart); the ping's deadline is 3 s,
+  // and one backoff may be pending when it passes.
+  expect(Date.now() - started).toBeLessThan(PING_DEADLINE_MS + 5_000);
+}, 30_000);
