@@ -12,7 +12,8 @@
  * BENCH_REMINDERS=off turns the organisation's buyer reminders off (what the reminder run costs).
  * Each part also prints the cores each program kept busy and its CPU ms per run or order (the no-op's
  * worker runs in this process, the load generator's).
- * Targets: ≥ 0.8× the no-op baseline, and ≥ 100 orders/s (goal 200).
+ * Targets: ≥ 1.0× the no-op baseline (goal 1.3×; issue 29 raised it from the 0.8× of the first
+ * launch-day issue), and ≥ 100 orders/s (goal 200).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { writeOrganisationSettings } from '../../src/accounts/account-store';
@@ -28,7 +29,7 @@ const ORDERS = Number(process.env.BENCH_ORDERS ?? 10_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 32);
 const SHAPE = (process.env.BENCH_SHAPE ?? 'all-in-one') as ServiceShape;
 const REMINDERS = process.env.BENCH_REMINDERS !== 'off';
-const TARGETS = { ratio: 0.8, perSecond: 100, goalPerSecond: 200 };
+const TARGETS = { ratio: 1.0, goalRatio: 1.3, perSecond: 100, goalPerSecond: 200 };
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const sink = await startSmtpSink();
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
     process.stdout.write(`service, end to end              ${perSecond.toFixed(1)} orders/s (${totalSeconds.toFixed(1)} s; all acknowledged after `
       + `${ackSeconds.toFixed(1)} s, ${refused} refused and retried; backlog drained ${(totalSeconds - ackSeconds).toFixed(1)} s later)\n`);
-    process.stdout.write(`service/no-op ${ratio.toFixed(2)}× (target ≥ ${TARGETS.ratio}×: ${verdict(ratio >= TARGETS.ratio)}); `
+    process.stdout.write(`service/no-op ${ratio.toFixed(2)}× (target ≥ ${TARGETS.ratio.toFixed(1)}×: ${verdict(ratio >= TARGETS.ratio)}, goal ${TARGETS.goalRatio}×); `
       + `${perSecond.toFixed(1)} orders/s (target ≥ ${TARGETS.perSecond}: ${verdict(perSecond >= TARGETS.perSecond)}, goal ${TARGETS.goalPerSecond}); `
       + `peak RSS ${JSON.stringify(rss)} MB\n`);
     process.stdout.write(`  ${cpuUse}\n`);
