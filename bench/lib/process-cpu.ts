@@ -10,10 +10,15 @@ import path from 'node:path';
 /** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux everywhere). */
 const TICKS_PER_SECOND = 100;
 
-/** The group of a process by its program's file name (Node 24 names its main thread `MainThread`, so not by command). */
-function groupOf(pid: number, program: string): string | null {
+/**
+ * The group of a process by its program's file (Node 24 names its main thread `MainThread`, so not by
+ * command): the dev server is the `temporal` CLI; the real server (`BENCH_ENGINE=server`) is a
+ * binary named `server` in the `temporal-server` folder the setup script builds.
+ */
+function groupOf(pid: number, exe: string): string | null {
+  const program = path.basename(exe);
   if (pid === process.pid) return 'load generator';
-  if (program === 'temporal' || program.startsWith('temporal-')) return 'engine';
+  if (program === 'temporal' || program.startsWith('temporal-') || path.basename(path.dirname(exe)) === 'temporal-server') return 'engine';
   if (program === 'postgres') return 'PostgreSQL';
   if (program === 'node') return 'service';
   return null;
@@ -26,14 +31,14 @@ function cpuSecondsByProcess(): Map<number, { group: string; seconds: number }> 
     const pid = Number(entry);
     if (!Number.isInteger(pid)) continue;
     let stat: string;
-    let program: string;
+    let exe: string;
     try {
-      program = path.basename(readlinkSync(`/proc/${pid}/exe`));
+      exe = readlinkSync(`/proc/${pid}/exe`);
       stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     } catch {
       continue; // ended while we looked, or not ours to read
     }
-    const group = groupOf(pid, program);
+    const group = groupOf(pid, exe);
     if (group === null) continue;
     // The command sits in parentheses and may hold spaces; the fields after it are positional.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
