@@ -37,6 +37,11 @@ function descendants(): number[] {
   return found;
 }
 
+/**
+ * Whether the process exists. src/dev/processes has the same check; this file imports nothing of the
+ * project's, so that its test can run it with Node alone (which strips its types but resolves no
+ * extensionless `.ts` imports).
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);

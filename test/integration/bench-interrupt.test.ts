@@ -8,17 +8,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { exitOf } from '../../src/dev/child-processes';
+import { isProcessAlive as alive } from '../../src/dev/processes';
 
 const RUN_MODULE = path.join(__dirname, '..', '..', 'bench', 'lib', 'run.ts');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 let dir: string;
 beforeAll(async () => {
