@@ -52,11 +52,11 @@ function alive(pid: number): boolean {
 }
 
 function signalEach(pids: number[], signal: NodeJS.Signals): void {
-  for (const pid of pids.filter(alive)) {
+  for (const pid of pids) {
     try {
       process.kill(pid, signal);
     } catch {
-      // ended meanwhile
+      // ended already
     }
   }
 }

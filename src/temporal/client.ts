@@ -298,8 +298,7 @@ export class WorkflowStarter {
     }
   }
 
-  /** For /readyz: the frontend answers. */
-  /** Whether the engine answers, within PING_DEADLINE_MS (and one pending retry's backoff at most). */
+  /** For /readyz: whether the engine answers, within PING_DEADLINE_MS (and one pending retry's backoff at most). */
   async ping(): Promise<void> {
     await this.client.withDeadline(Date.now() + PING_DEADLINE_MS, () => this.client.connection.workflowService.getSystemInfo({}));
   }
