@@ -103,7 +103,7 @@ test('200 orders race for a pool of 150 keys: 150 distinct keys, 50 receipts wai
   expect(new Set(entries.map((e) => e.status))).toEqual(new Set(['Success']));
   expect(await em().count(WebhookDeliveryItem, { delivery: { organisation: org.orgId }, outcome: 'fulfilled' })).toBe(200);
   const receipts = () => h.mailbox.messages().filter((m) => m.subject === 'Your download: Ebook Pro' && m.text.includes(org.name));
-  await eventually(async () => (receipts().length === 200 ? true : undefined), 60_000, '200 receipts');
+  await eventually(async () => (receipts().length === 200 ? true : undefined), 60_000, () => `200 receipts (${receipts().length} arrived)`);
 }, 600_000);
 
 test('a sale waiting for a key that is revoked ends withdrawn, and the next upload skips it', async () => {
