@@ -6,9 +6,10 @@
  * so a value sealed for one use cannot be opened, or passed off, as one of another.
  */
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config';
+import { dataDirSecret } from './data-dir-secret';
 
 export const SECRETS_KEY_FILE = 'secrets-keys';
 const KEY_BYTES = 32;
@@ -75,15 +76,8 @@ export function newKey(): string {
 /** SECRETS_KEY when set; else the key file under DATA_DIR, made with one new key on first start. */
 export async function loadKeyRing(config: Pick<Config, 'secretsKey' | 'dataDir'>): Promise<KeyRing> {
   if (config.secretsKey !== undefined) return new KeyRing(parseKeys(config.secretsKey, 'SECRETS_KEY'));
-  const file = path.join(config.dataDir, SECRETS_KEY_FILE);
-  await mkdir(config.dataDir, { recursive: true });
-  try {
-    // `wx`: of two processes starting together, one writes and the other reads what it wrote.
-    await writeFile(file, `${newKey()}\n`, { flag: 'wx', mode: 0o600 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  return new KeyRing(parseKeys(await readFile(file, 'utf8'), file));
+  const text = await dataDirSecret(config.dataDir, SECRETS_KEY_FILE, newKey);
+  return new KeyRing(parseKeys(text, path.join(config.dataDir, SECRETS_KEY_FILE)));
 }
 
 /**

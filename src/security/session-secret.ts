@@ -1,6 +1,6 @@
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config';
+import { dataDirSecret } from './data-dir-secret';
 import { randomSecret } from './secrets';
 
 const MIN_LENGTH = 32;
@@ -18,17 +18,9 @@ export async function sessionSecretOf(config: Pick<Config, 'sessionSecret' | 'da
     }
     return config.sessionSecret;
   }
-  const file = path.join(config.dataDir, SESSION_SECRET_FILE);
-  await mkdir(config.dataDir, { recursive: true });
-  try {
-    // `wx`: of two processes starting together, one writes and the other reads what it wrote.
-    const secret = randomSecret(48);
-    await writeFile(file, `${secret}\n`, { flag: 'wx', mode: 0o600 });
-    return secret;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  const stored = (await dataDirSecret(config.dataDir, SESSION_SECRET_FILE, () => randomSecret(48))).trim();
+  if (stored.length < MIN_LENGTH) {
+    throw new Error(`${path.join(config.dataDir, SESSION_SECRET_FILE)} holds no usable session secret: delete it to generate a new one`);
   }
-  const stored = (await readFile(file, 'utf8')).trim();
-  if (stored.length < MIN_LENGTH) throw new Error(`${file} holds no usable session secret: delete it to generate a new one`);
   return stored;
 }

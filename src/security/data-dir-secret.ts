@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * A secret kept in a file under DATA_DIR, made on first start: the file's text, made by `make` when
+ * there is none. Several processes may start together (`npm run start:cluster`): the text is written
+ * to a file of this process's own and linked into place, so the file appears whole or not at all,
+ * and each process reads the one that was linked first. (Created in place with `wx`, a process that
+ * lost the race could read the file between its maker's open and write: empty.)
+ */
+export async function dataDirSecret(dataDir: string, name: string, make: () => string): Promise<string> {
+  const file = path.join(dataDir, name);
+  await mkdir(dataDir, { recursive: true });
+  const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(draft, `${make()}\n`, { flag: 'wx', mode: 0o600 });
+  try {
+    await link(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    await unlink(draft);
+  }
+  return readFile(file, 'utf8');
+}
