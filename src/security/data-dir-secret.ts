@@ -11,6 +11,11 @@ import path from 'node:path';
  */
 export async function dataDirSecret(dataDir: string, name: string, make: () => string): Promise<string> {
   const file = path.join(dataDir, name);
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   await mkdir(dataDir, { recursive: true });
   const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   await writeFile(draft, `${make()}\n`, { flag: 'wx', mode: 0o600 });

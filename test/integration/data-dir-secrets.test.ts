@@ -6,22 +6,21 @@
  * The race is rare: before the fix a shell loop of the same lost 1 round of 15; this test's 20 rounds
  * passed once on the old code, so it guards the fix without proving the bug each run.
  */
-import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnWatched } from '../../src/dev/child-processes';
+import { SESSION_SECRET_FILE } from '../../src/security/session-secret';
 
 const DIST = path.resolve(__dirname, '../../dist/src/security');
 
 /** One process: prints what it got, or fails with the error. */
-function starter(dataDir: string, code: string): Promise<{ status: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, DATA_DIR: dataDir } });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', (status) => resolve({ status, out }));
-  });
+async function starter(dataDir: string, code: string): Promise<{ status: number | null; out: string }> {
+  const { child, output } = spawnWatched(process.execPath, ['-e', code], { cwd: process.cwd(), env: { ...process.env, DATA_DIR: dataDir } });
+  // 'close', not 'exit': its output has all been read by then.
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, out: output() };
 }
 
 const SESSION = `require(${JSON.stringify(`${DIST}/session-secret.js`)}).sessionSecretOf({ dataDir: process.env.DATA_DIR })
@@ -35,7 +34,7 @@ test('eight processes racing for a fresh session secret all get the one kept, ro
       const results = await Promise.all(Array.from({ length: 8 }, () => starter(dataDir, SESSION)));
       expect(results.filter((r) => r.status !== 0)).toEqual([]);
       expect(new Set(results.map((r) => r.out.trim())).size).toBe(1);
-      expect((await readFile(path.join(dataDir, 'session-secret'), 'utf8')).trim()).not.toBe('');
+      expect((await readFile(path.join(dataDir, SESSION_SECRET_FILE), 'utf8')).trim()).not.toBe('');
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
