@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 
 /** True when nothing listens on host:port (we can bind it ourselves). */
@@ -9,8 +11,49 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A port the OS says is free right now (another process may still take it before we do). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/** Where free ports are looked for: from here to the start of the kernel's ephemeral range. */
+const FREE_PORTS_FROM = 20_000;
+
+/**
+ * The lowest local port the kernel gives outgoing connections (Linux: net.ipv4.ip_local_port_range),
+ * or undefined where that cannot be read.
+ */
+async function ephemeralPortsStart(): Promise<number | undefined> {
+  try {
+    const start = Number.parseInt(await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8'), 10);
+    return Number.isInteger(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Ports this process has handed out: two callers that have not yet bound theirs must not share one. */
+const handedOut = new Set<number>();
+
+/**
+ * A port that is free right now, for a server that binds it later (a child process, say).
+ *
+ * Not one the kernel picks for port 0: those come from its ephemeral range, which is also where
+ * every outgoing connection takes its local port, and a connection's local port cannot be listened
+ * on (EADDRINUSE). Between the pick and the bind any connection of any process (a database pool's,
+ * a test's request) could take it, and did: a test run's API processes failed to start on it. So the
+ * port is drawn from below that range, where only a listener can take it. Another listener still can.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const below = await ephemeralPortsStart();
+  if (below !== undefined && below - FREE_PORTS_FROM >= 1_000) {
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      const port = FREE_PORTS_FROM + randomInt(below - FREE_PORTS_FROM);
+      if (handedOut.has(port) || !(await isPortFree(port, host))) continue;
+      handedOut.add(port);
+      return port;
+    }
+  }
+  return anyFreePort(host);
+}
+
+/** The port the kernel gives a listener on port 0 (from its ephemeral range). */
+function anyFreePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
