@@ -16,15 +16,18 @@ const FREE_PORTS_FROM = 20_000;
 
 /**
  * The lowest local port the kernel gives outgoing connections (Linux: net.ipv4.ip_local_port_range),
- * or undefined where that cannot be read.
+ * or undefined where that cannot be read. Read once per process: a cluster's start asks for many ports.
  */
-async function ephemeralPortsStart(): Promise<number | undefined> {
-  try {
-    const start = Number.parseInt(await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8'), 10);
-    return Number.isInteger(start) ? start : undefined;
-  } catch {
-    return undefined;
-  }
+let ephemeralPortsStart: Promise<number | undefined> | undefined;
+function readEphemeralPortsStart(): Promise<number | undefined> {
+  ephemeralPortsStart ??= readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').then(
+    (range) => {
+      const start = Number.parseInt(range, 10);
+      return Number.isInteger(start) ? start : undefined;
+    },
+    () => undefined,
+  );
+  return ephemeralPortsStart;
 }
 
 /** Ports this process has handed out: two callers that have not yet bound theirs must not share one. */
@@ -40,7 +43,7 @@ const handedOut = new Set<number>();
  * port is drawn from below that range, where only a listener can take it. Another listener still can.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const below = await ephemeralPortsStart();
+  const below = await readEphemeralPortsStart();
   if (below !== undefined && below - FREE_PORTS_FROM >= 1_000) {
     for (let attempt = 0; attempt < 100; attempt += 1) {
       const port = FREE_PORTS_FROM + randomInt(below - FREE_PORTS_FROM);

@@ -17,14 +17,17 @@ export async function dataDirSecret(dataDir: string, name: string, make: () => s
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   await mkdir(dataDir, { recursive: true });
+  const text = `${make()}\n`;
   const draft = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(draft, `${make()}\n`, { flag: 'wx', mode: 0o600 });
+  await writeFile(draft, text, { flag: 'wx', mode: 0o600 });
   try {
     await link(draft, file);
+    return text;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   } finally {
     await unlink(draft);
   }
+  // Another process linked its secret first: that one is kept.
   return readFile(file, 'utf8');
 }
