@@ -47,9 +47,11 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   if (below !== undefined && below - FREE_PORTS_FROM >= 1_000) {
     for (let attempt = 0; attempt < 100; attempt += 1) {
       const port = FREE_PORTS_FROM + randomInt(below - FREE_PORTS_FROM);
-      if (handedOut.has(port) || !(await isPortFree(port, host))) continue;
+      if (handedOut.has(port)) continue;
+      // Reserved before the probe: a caller drawing the same port meanwhile must not get it too.
       handedOut.add(port);
-      return port;
+      if (await isPortFree(port, host)) return port;
+      handedOut.delete(port);
     }
   }
   return anyFreePort(host);

@@ -34,3 +34,9 @@ test('free ports come from below the range outgoing connections take theirs from
   const servers = await Promise.all(ports.map(listen));
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
 });
+
+test('callers asking at the same moment never get the same port', async () => {
+  // Far more callers than the 40 above, so that two of them draw the same port while both probe it.
+  const ports = await Promise.all(Array.from({ length: 1_500 }, () => freePort()));
+  expect(ports.length - new Set(ports).size).toBe(0);
+});
