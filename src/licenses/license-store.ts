@@ -3,8 +3,8 @@
  * or uploaded to its pool and issued later) and their issue. Owns the table `license_key` (the pool's
  * warning marks are the product's: src/catalogue/catalogue-store).
  *
- * A pool key goes to one purchase only: it is taken `for update skip locked` by the statement that
- * records the purchase, and otherwise under the product's pool lock (`poolLock`): an upload holds it
+ * A pool key goes to one purchase only: it is taken `for update skip locked`, by the statement that
+ * records the purchase and under the product's pool lock (`poolLock`) otherwise: an upload holds it
  * exclusively while it adds keys and hands them to the waiting purchases, a waiting purchase's claim
  * holds it shared, so a purchase that found the pool empty just before an upload is either seen by
  * that upload or sees its keys.
@@ -123,7 +123,11 @@ const addKeys = statement<{ added: number }, { orgId: string; productId: string;
      select count(*)::int as added from added`,
 );
 
-/** The pool's free keys go to the purchases waiting for one, oldest purchase first, oldest key first. */
+/**
+ * The pool's free keys go to the purchases waiting for one, oldest purchase first, oldest key first.
+ * A free key that a sale being recorded has just taken (locked, not yet committed) is skipped: the
+ * sale keeps it, and this upload's purchases get the next ones.
+ */
 const releaseToWaiting = statement<ReleasedPurchase, { orgId: string; productId: string }>(
   { purchase_id: true, organisation_id: true, product_id: true, source: true, external_order_id: true },
   (p) => sql`with waiting as (
@@ -133,7 +137,8 @@ const releaseToWaiting = statement<ReleasedPurchase, { orgId: string; productId:
        where pu.organisation_id = ${p.orgId} and pu.product_id = ${p.productId} and pu.revoked_at is null and ${waitingForKey('pu')}),
      free as (
        select id, row_number() over (order by created_at, id) as n
-       from license_key where product_id = ${p.productId} and purchase_id is null),
+       from (select id, created_at from license_key where product_id = ${p.productId} and purchase_id is null
+             order by created_at, id limit (select count(*) from waiting) for update skip locked) k),
      issued as (
        update license_key k set purchase_id = w.id, issued_at = now()
        from free f join waiting w on w.n = f.n where k.id = f.id returning w.id)

@@ -3,8 +3,10 @@
  * deliveries, never one key for two purchases, and a sale that finds its product's pool empty is
  * recorded and waits, durably, until an upload releases it, in purchase order.
  */
+import { Client as PgClient } from 'pg';
 import { LicenseKey, Purchase, WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
 import { GENERATED_KEY_RE, WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
+import { seedPurchase } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedUser } from '../helpers/seed';
 import { eventually, finalEntry, orderBody, seedWebhookOrg, send, type WebhookOrg } from '../helpers/webhooks';
@@ -122,6 +124,39 @@ test('a sale waiting for a key that is revoked ends withdrawn, and the next uplo
 
   expect((await upload(org.apiKey, org.ebook.productId, 'AFTER-REVOKE-1')).json()).toEqual({ added: 1, duplicates: 0 });
   expect(await h.orm.em.fork().count(LicenseKey, { purchase: purchase.id })).toBe(0);
+}, 120_000);
+
+test('an upload never takes a free key that a sale being recorded has just claimed', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  await setLicenseKeys(org, org.ebook.productId, { source: 'pool', activationLimit: null });
+  const [waitingDelivery] = await sendOrders(org, 'claimed-meanwhile', 1);
+  await eventually(async () => (await h.orm.em.fork().findOne(WebhookDeliveryItem, { delivery: waitingDelivery, reason: WAITING_FOR_KEY_REASON })) ?? undefined,
+    60_000, 'the sale to wait for a key');
+  const waiting = await h.orm.em.fork().findOneOrFail(Purchase, { organisation: org.orgId, product: org.ebook.productId });
+  // A free key while that sale waits (as after a waiting sale is revoked, an upload skips it, and the
+  // sale is restored), and another purchase to stand for a sale being recorded.
+  await h.orm.em.fork().execute(`insert into license_key (id, organisation_id, product_id, key, purchase_id, issued_at, created_at)
+    values (gen_random_uuid(), ?, ?, 'CLAIMED-MEANWHILE', null, null, now())`, [org.orgId, org.ebook.productId]);
+  const other = await seedPurchase(h, org.orgId, org.course);
+
+  // The statement that records a sale takes its key `for update skip locked` and holds it until commit.
+  const sale = new PgClient({ connectionString: h.config.databaseUrl });
+  await sale.connect();
+  try {
+    await sale.query('begin');
+    await sale.query(`update license_key set purchase_id = $1, issued_at = now() where key = 'CLAIMED-MEANWHILE'`, [other.purchaseId]);
+    const uploaded = upload(org.apiKey, org.ebook.productId, 'UPLOADED-MEANWHILE');
+    // Commit once the upload has answered, or is waiting for the sale's lock.
+    const blocked = eventually(async () => ((await sale.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rowCount
+      ? true : undefined), 10_000, 'the upload to wait for the lock');
+    await Promise.race([uploaded, blocked]);
+    await sale.query('commit');
+    expect((await uploaded).json()).toEqual({ added: 1, duplicates: 0 });
+  } finally {
+    await sale.end();
+  }
+  const keyOf = async (key: string) => (await h.orm.em.fork().findOneOrFail(LicenseKey, { key })).purchase?.id;
+  expect([await keyOf('CLAIMED-MEANWHILE'), await keyOf('UPLOADED-MEANWHILE')]).toEqual([other.purchaseId, waiting.id]);
 }, 120_000);
 
 test('a sale entered by API for an empty pool is answered at once; its receipt goes when a key is uploaded', async () => {
