@@ -2,6 +2,7 @@
  * License keys (decisions §14): a product's key policy, the form of a generated key and the rules
  * of a pool upload. Plain data and pure functions (the workflows' sandbox imports it).
  */
+import { unstorableText } from './storable-text';
 
 export const LICENSE_SOURCES = ['generated', 'pool'] as const;
 export type LicenseSource = (typeof LICENSE_SOURCES)[number];
@@ -54,8 +55,9 @@ export type PoolUpload = { ok: true; keys: string[] } | { ok: false; error: stri
 
 /**
  * The keys of an uploaded text: one per line (CRLF or LF), each trimmed, blank lines ignored (a key
- * repeated in the text, or already held, is a duplicate when stored). Any line over the limit, or
- * too many keys, refuses the whole upload, naming the first line at fault, so nothing is half-added.
+ * repeated in the text, or already held, is a duplicate when stored). A line over the limit or that
+ * cannot be stored as given (`unstorableText`), or too many keys, refuses the whole upload, naming the
+ * first line at fault, so nothing is half-added.
  */
 export function parsePoolUpload(text: string): PoolUpload {
   const keys: string[] = [];
@@ -66,6 +68,8 @@ export function parsePoolUpload(text: string): PoolUpload {
     if (key.length > MAX_POOL_KEY_LENGTH) {
       return { ok: false, error: `line ${index + 1}: a license key is at most ${MAX_POOL_KEY_LENGTH} characters` };
     }
+    const unstorable = unstorableText(key);
+    if (unstorable !== null) return { ok: false, error: `line ${index + 1}: a license key ${unstorable}` };
     keys.push(key);
     if (keys.length > MAX_KEYS_PER_UPLOAD) return { ok: false, error: `at most ${MAX_KEYS_PER_UPLOAD} license keys per upload` };
   }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { NewEntry } from '../domain/delivery-entry';
 import type { NewDispatch } from '../domain/dispatch';
 import { isEmailAddress, normaliseEmail } from '../domain/email';
-import { unstorableText } from '../domain/field-limits';
+import { unstorableText } from '../domain/storable-text';
 import { lineDispatch, type HeldLine } from '../domain/held-line';
 import { alertWorkflowId, normaliseSku, revocationWorkflowId } from '../domain/ids';
 import { fromMinorUnits } from '../domain/money';

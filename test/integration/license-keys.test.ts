@@ -198,6 +198,8 @@ describe('uploads', () => {
     expect([tooMany.statusCode, tooMany.json().error]).toEqual([400, 'at most 10000 license keys per upload']);
     const empty = await upload(org.apiKey, org.ebook.productId, '\n \n');
     expect(empty.statusCode).toBe(400);
+    const nul = await upload(org.apiKey, org.ebook.productId, 'FINE-1\nNUL-\u0000-KEY');
+    expect([nul.statusCode, nul.json().error]).toEqual([400, 'line 2: a license key contains a NUL character']);
     expect((await h.app.inject({ url: `/api/products/${org.ebook.productId}/license-keys`, headers: bearer(org.apiKey) })).json())
       .toEqual({ available: 0, issued: 0 });
   });
@@ -207,6 +209,11 @@ describe('uploads', () => {
     expect((await upload(org.apiKey, org.ebook.productId, keys.join('\n'))).json()).toEqual({ added: 10_000, duplicates: 0 });
     await setLicenseKeys(org, org.course.productId, { source: 'pool', activationLimit: null });
     expect((await upload(org.apiKey, org.course.productId, `${keys[0]}\nCOURSE-${org.orgId}`)).json()).toEqual({ added: 1, duplicates: 1 });
+  });
+
+  test('the longest upload is taken whatever its keys\' characters and the spaces around them', async () => {
+    const keys = Array.from({ length: 10_000 }, (_, i) => `${String(i).padStart(5, '0')}-${org.orgId}-`.padEnd(200, 'é'));
+    expect((await upload(org.apiKey, org.ebook.productId, keys.map((k) => ` ${k} `).join('\r\n'))).json()).toEqual({ added: 10_000, duplicates: 0 });
   });
 
   test('only to a pool product, only by owners and admins, only to the organisation\'s own products', async () => {

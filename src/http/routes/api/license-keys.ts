@@ -5,8 +5,12 @@ import { poolCounts, uploadPoolKeys } from '../../../licenses/license-pool';
 import { principalOf } from '../../plugins/principal';
 import { ErrorSchema, ProductParamsSchema } from './products';
 
-/** The largest upload: 10,000 keys of 200 characters, with their line ends. */
-const UPLOAD_BODY_LIMIT = MAX_KEYS_PER_UPLOAD * (MAX_POOL_KEY_LENGTH + 2) + 1024;
+/**
+ * The largest upload's bytes: 10,000 keys of 200 characters, each up to 3 bytes in UTF-8 (a character
+ * outside the BMP counts 2 of the 200 for its 4 bytes), with their line ends and some spaces around
+ * them (trimmed). Past this the answer is 413.
+ */
+const UPLOAD_BODY_LIMIT = MAX_KEYS_PER_UPLOAD * (3 * MAX_POOL_KEY_LENGTH + 16) + 1024;
 
 /** A product's license-key pool (decisions §14): owners and admins upload keys, members read the counts. */
 export const licenseKeyRoutes: FastifyPluginAsyncZod = async (app) => {
