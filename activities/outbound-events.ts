@@ -1,8 +1,8 @@
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { MAX_IN_FLIGHT_PER_ENDPOINT, type AttemptOutcome } from '../src/domain/outbound-events';
 import { withEndpointSlot } from '../src/events/endpoint-lease-store';
 import { EndpointSlots } from '../src/events/endpoint-slots';
-import { attemptDelivery, staffEmails } from '../src/events/outbound-events';
+import { attemptDelivery, staffEmails, type DisabledNotice } from '../src/events/outbound-events';
 import { endpointDisabledMail } from '../src/mail/templates';
 import type { KeyRing } from '../src/security/key-ring';
 import type { ActivityDeps } from './deps';
@@ -20,11 +20,29 @@ export function outboundEventActivities({ orm, mailer, config, keyRing }: Activi
   const sendOnce = createSendOnce({ orm, mailer, config });
   const settings = { allowPrivate: config.outbound.allowPrivate, disableAfterMs: config.outbound.disableAfterMs };
 
+  /**
+   * The owners' and admins' email that deliveries disabled the endpoint: once per failing streak,
+   * whichever attempt sends it (exclusive: runs of several events may find the endpoint disabled at
+   * once). A relay that refuses it for good is logged: the delivery goes on as it would.
+   */
+  async function tellStaff(endpointId: string, disabled: DisabledNotice): Promise<void> {
+    const staff = await staffEmails(orm.em.fork(), disabled.orgId);
+    if (staff.emails.length === 0) return;
+    try {
+      await sendOnce(`endpoint-disabled:${endpointId}:${disabled.since}`, 'alert', disabled.orgId, staff.emails, async () =>
+        endpointDisabledMail({ orgName: staff.orgName, url: disabled.url, reason: disabled.reason, settingsUrl: `${config.baseUrl}/settings/webhooks` }),
+      { exclusive: true });
+    } catch (error) {
+      if (!(error instanceof ApplicationFailure && error.type === 'PermanentSmtpFailure')) throw error;
+      Context.current().log.warn('the relay refused the email of a disabled endpoint', { endpointId, message: error.message });
+    }
+  }
+
   return {
     /**
      * Sends the event to the endpoint in one of its slots, logs the attempt, moves the delivery on,
-     * and when the attempt disabled the endpoint, emails its organisation's owners and admins once
-     * (keyed by the endpoint and the start of its failing streak).
+     * and when deliveries have disabled the endpoint, emails its organisation's owners and admins
+     * once (keyed by the endpoint and the start of its failing streak).
      */
     async sendOutboundEvent(target: { eventId: string; endpointId: string; last: boolean }): Promise<AttemptOutcome> {
       const context = Context.current();
@@ -38,13 +56,7 @@ export function outboundEventActivities({ orm, mailer, config, keyRing }: Activi
         if (sent.busy || sent.value.busy) return { kind: 'busy' };
         const { outcome, result, disabled } = sent.value.value;
         if (result) recordOutboundAttempt(outcome.kind, result.durationMs / 1000);
-        if (disabled) {
-          const staff = await staffEmails(orm.em.fork(), disabled.orgId);
-          if (staff.emails.length > 0) {
-            await sendOnce(`endpoint-disabled:${target.endpointId}:${disabled.since}`, 'alert', disabled.orgId, staff.emails, async () =>
-              endpointDisabledMail({ orgName: staff.orgName, url: disabled.url, reason: disabled.reason, settingsUrl: `${config.baseUrl}/settings/webhooks` }));
-          }
-        }
+        if (disabled) await tellStaff(target.endpointId, disabled);
         return outcome;
       } finally {
         clearInterval(beat);

@@ -464,9 +464,10 @@ const endpointSecrets = statement<EndpointSecrets, { endpointId: string }>(
   ENDPOINT_SECRETS_ROW, (p) => sql`select ${ENDPOINT_SECRETS} from webhook_endpoint where id = ${p.endpointId}`,
 );
 
-const endpointToSend = statement<EndpointSecrets & { organisation_id: string }, { endpointId: string }>(
-  { ...ENDPOINT_SECRETS_ROW, organisation_id: true },
-  (p) => sql`select organisation_id, ${ENDPOINT_SECRETS} from webhook_endpoint where id = ${p.endpointId}`,
+const endpointToSend = statement<EndpointSecrets & { organisation_id: string; disabled_reason: string | null; failing_since: string | null }, { endpointId: string }>(
+  { ...ENDPOINT_SECRETS_ROW, organisation_id: true, disabled_reason: true, failing_since: true },
+  (p) => sql`select organisation_id, disabled_reason, ${isoUtc('failing_since')} as failing_since, ${ENDPOINT_SECRETS}
+       from webhook_endpoint where id = ${p.endpointId}`,
 );
 
 const failPending = statement<NoRows, { eventId: string; endpointId: string }>(
@@ -493,8 +494,8 @@ const endFailingStreak = statement<NoRows, { endpointId: string }>(
   {}, (p) => sql`update webhook_endpoint set failing_since = null where id = ${p.endpointId} and failing_since is not null`,
 );
 
-const extendFailingStreak = statement<{ disabled_now: boolean; since: string }, { endpointId: string; gone: boolean; disableAfterMs: number }>(
-  { disabled_now: true, since: true },
+const extendFailingStreak = statement<{ disabled_now: boolean; since: string; reason: string | null }, { endpointId: string; gone: boolean; disableAfterMs: number }>(
+  { disabled_now: true, since: true, reason: true },
   (p) => sql`with before as (select enabled from webhook_endpoint where id = ${p.endpointId} for no key update)
        update webhook_endpoint e set failing_since = coalesce(e.failing_since, now()),
          enabled = e.enabled and not (${p.gone} or coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond'),
@@ -504,7 +505,7 @@ const extendFailingStreak = statement<{ disabled_now: boolean; since: string }, 
            when coalesce(e.failing_since, now()) <= now() - ${p.disableAfterMs} * interval '1 millisecond' then 'every attempt failed since ' || ${isoUtc('coalesce(e.failing_since, now())')}
            else null end
        from before where e.id = ${p.endpointId}
-       returning before.enabled and not e.enabled as disabled_now, ${isoUtc('e.failing_since')} as since`,
+       returning before.enabled and not e.enabled as disabled_now, ${isoUtc('e.failing_since')} as since, e.disabled_reason as reason`,
 );
 
 /** The body of a request: what GET /api/events shows of the event. */
@@ -517,11 +518,29 @@ export interface DeliverySettings {
   disableAfterMs: number;
 }
 
-/** An attempt's outcome, and when it disabled the endpoint, the organisation to tell. */
+/** Who to tell that deliveries disabled an endpoint, and why: one email per failing streak (`since`). */
+export interface DisabledNotice {
+  orgId: string;
+  url: string;
+  reason: string;
+  since: string;
+}
+
+/** An attempt's outcome, and when deliveries have disabled the endpoint, the organisation to tell. */
 export interface SentAttempt {
   outcome: AttemptOutcome;
   result?: AttemptResult;
-  disabled?: { orgId: string; url: string; reason: string; since: string };
+  disabled?: DisabledNotice;
+}
+
+/**
+ * The notice owed for an endpoint that deliveries disabled (410, or failing too long): given on
+ * every attempt that finds it so, not only by the one that disabled it, so that an email lost with
+ * that attempt's activity (a refusing relay, a crash after the commit) is sent by its retry.
+ * Staff disabling an endpoint by hand leaves no reason: no notice.
+ */
+function disabledNotice(endpoint: { organisation_id: string; url: string }, reason: string | null, since: string | null): DisabledNotice | undefined {
+  return reason !== null && since !== null ? { orgId: endpoint.organisation_id, url: endpoint.url, reason, since } : undefined;
 }
 
 /**
@@ -537,7 +556,7 @@ export async function attemptDelivery(
   if (!endpoint || !row) return { outcome: { kind: 'disabled' } };
   if (!endpoint.enabled) {
     await failPending.run(em, { eventId: target.eventId, endpointId: target.endpointId });
-    return { outcome: { kind: 'disabled' } };
+    return { outcome: { kind: 'disabled' }, disabled: disabledNotice(endpoint, endpoint.disabled_reason, endpoint.failing_since) };
   }
   const [event] = await withData(em, endpoint.organisation_id, [row]);
   const result = await sendWebhook({
@@ -558,11 +577,7 @@ export async function attemptDelivery(
     const streak = await extendFailingStreak.first(tx, { endpointId: target.endpointId, gone, disableAfterMs: settings.disableAfterMs });
     const outcome: AttemptOutcome = gone ? { kind: 'gone' } : { kind: 'failed' };
     if (!streak?.disabled_now) return { outcome, result };
-    return {
-      outcome,
-      result,
-      disabled: { orgId: endpoint.organisation_id, url: endpoint.url, reason: gone ? 'it answered 410 Gone' : `every attempt has failed since ${streak.since}`, since: streak.since },
-    };
+    return { outcome, result, disabled: disabledNotice(endpoint, streak.reason, streak.since) };
   });
 }
 

@@ -215,6 +215,23 @@ describe('delivery', () => {
     expect(r.received).toHaveLength(1);
   }, 120_000);
 
+  test('the email of a disabled endpoint still goes when the mail relay refuses it at first', async () => {
+    const r = await receiver(() => ({ status: 410, body: 'gone' }));
+    const endpoint = await addEndpoint(r.url, ['purchase.created']);
+    const refusedBefore = h.mailbox.rejections().length;
+    h.mailbox.setReject({ match: () => true, code: 451 });
+    try {
+      await purchaseViaApi();
+      await eventually(async () => (h.mailbox.rejections().length > refusedBefore ? true : undefined), 60_000, 'the relay to refuse the email');
+      expect((await api('GET', `/api/webhook-endpoints/${endpoint.id}`)).json()).toEqual(expect.objectContaining({ enabled: false }));
+    } finally {
+      h.mailbox.setReject(undefined);
+    }
+    await h.mailbox.waitFor((m) => m.subject.includes('Webhook endpoint disabled') && m.text.includes(r.url), 30_000);
+    expect(h.mailbox.messages().filter((m) => m.subject.includes('Webhook endpoint disabled') && m.text.includes(r.url))).toHaveLength(1);
+    expect(r.received).toHaveLength(1);
+  }, 120_000);
+
   test('an endpoint failing past OUTBOUND_DISABLE_AFTER is disabled with one email', async () => {
     const r = await receiver(() => ({ status: 503 }));
     const endpoint = await addEndpoint(r.url, ['purchase.created']);
