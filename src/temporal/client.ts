@@ -246,22 +246,22 @@ export class WorkflowStarter {
         return;
       }
       case 'deliver-event': {
-        // One run per (event, endpoint) at a time. A first delivery finds an open run (a repeated
-        // dispatch) and uses it as it is. A redelivery signals with start: an open run makes one more
-        // attempt at once (joined as it is, a run that had just delivered would end without one),
-        // and after a closed run a new one starts.
+        // A first delivery is one run, ever: a repeated dispatch finds it open or ended and starts
+        // nothing (a new run would send the event again). A redelivery signals with start: an open
+        // run makes one more attempt at once (joined as it is, a run that had just delivered would
+        // end without one), and after a closed run a new one starts.
         const { redelivery, ...target } = request.payload;
         const options = {
-          workflowId, taskQueue: this.taskQueue, args: [{ ...target, retryScheduleMs: this.retryScheduleMs }], workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          workflowId, taskQueue: this.taskQueue, args: [{ ...target, retryScheduleMs: this.retryScheduleMs }],
         } satisfies WorkflowStartOptions<typeof deliverOutboundEvent>;
         if (redelivery) {
           await this.client.withDeadline(deadline, () => this.client.workflow.signalWithStart<typeof deliverOutboundEvent, []>('deliverOutboundEvent', {
-            ...options, signal: redeliverOutboundEvent, signalArgs: [],
+            ...options, workflowIdReusePolicy: 'ALLOW_DUPLICATE', signal: redeliverOutboundEvent, signalArgs: [],
           }));
         } else {
-          await this.client.withDeadline(deadline, () => this.client.workflow.start<typeof deliverOutboundEvent>('deliverOutboundEvent', {
-            ...options, workflowIdConflictPolicy: 'USE_EXISTING',
-          }));
+          await this.startOnce(() => this.client.withDeadline(deadline, () => this.client.workflow.start<typeof deliverOutboundEvent>('deliverOutboundEvent', {
+            ...options, ...ONE_RUN_EVER,
+          })));
         }
         return;
       }

@@ -10,7 +10,9 @@ import { Webhook } from 'standardwebhooks';
 import { checkEndpointUrl } from '../../src/events/addresses';
 import { withEndpointSlot } from '../../src/events/endpoint-lease-store';
 import { sendWebhook } from '../../src/events/sender';
+import { outboundDeliveryWorkflowId } from '../../src/domain/ids';
 import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../../src/domain/outbound-events';
+import { enqueueDispatches } from '../../src/services/workflow-outbox';
 import { markReceiptFailed } from '../../src/purchases/purchase-store';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { listedEvents } from '../helpers/events';
@@ -179,6 +181,27 @@ describe('delivery', () => {
     expect((await api('POST', `/api/events/${attempts[0].eventId}/redeliver`, { endpointId: endpoint.id })).statusCode).toBe(202);
     await eventually(async () => (r.received.length >= 4 ? true : undefined), 30_000, 'the redelivery');
     expect(r.uniqueIds().size).toBe(1);
+  }, 120_000);
+
+  test('a first delivery handed over again after its run has ended sends nothing more', async () => {
+    const r = await receiver(() => ({ status: 200, body: 'thanks' }));
+    const endpoint = await addEndpoint(r.url, ['purchase.created']);
+    await purchaseViaApi();
+    const [{ eventId }] = await eventually(async () => {
+      const list = (await api('GET', `/api/webhook-endpoints/${endpoint.id}/attempts`)).json() as Array<{ eventId: string }>;
+      return list.length > 0 ? list : undefined;
+    }, 30_000, 'the first attempt logged');
+    const target = { eventId, endpointId: endpoint.id };
+    const run = h.temporal.workflow.getHandle(outboundDeliveryWorkflowId(target));
+    await run.result();
+    const first = await run.describe();
+    // The outbox hands a row over again when the engine took its start but the answer was lost.
+    await enqueueDispatches(h.orm.em.fork(), [{ kind: 'deliver-event', orgId: callers.orgId, workflowId: outboundDeliveryWorkflowId(target), payload: target }]);
+    await eventually(async () => ((await h.orm.em.fork().execute('select 1 from workflow_dispatch where workflow_id = ?', [outboundDeliveryWorkflowId(target)])).length === 0
+      ? true : undefined), 30_000, 'the row handed over');
+    expect((await run.describe()).runId).toBe(first.runId);
+    expect(await deliveryOf(eventId, endpoint.id)).toEqual({ endpointId: endpoint.id, state: 'delivered', attempts: 1 });
+    expect(r.received).toHaveLength(1);
   }, 120_000);
 
   test('a redelivery asked while the run is still open is one more attempt, not joined and lost', async () => {
