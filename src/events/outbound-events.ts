@@ -575,9 +575,11 @@ export async function attemptDelivery(
     }
     // 410 disables at once; otherwise the endpoint goes when its failing streak reaches OUTBOUND_DISABLE_AFTER.
     const streak = await extendFailingStreak.first(tx, { endpointId: target.endpointId, gone, disableAfterMs: settings.disableAfterMs });
-    const outcome: AttemptOutcome = gone ? { kind: 'gone' } : { kind: 'failed' };
-    if (!streak?.disabled_now) return { outcome, result };
-    return { outcome, result, disabled: disabledNotice(endpoint, streak.reason, streak.since) };
+    if (!streak?.disabled_now) return { outcome: gone ? { kind: 'gone' } : { kind: 'failed' }, result };
+    // Disabled by this attempt. A 410 has failed the delivery already; one that the streak's length
+    // disabled ends now too, not after the next retry's wait.
+    if (!gone) await failPending.run(tx, { eventId: target.eventId, endpointId: target.endpointId });
+    return { outcome: gone ? { kind: 'gone' } : { kind: 'disabled' }, result, disabled: disabledNotice(endpoint, streak.reason, streak.since) };
   });
 }
 

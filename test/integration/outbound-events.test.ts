@@ -266,6 +266,9 @@ describe('delivery', () => {
       return e.enabled ? undefined : e;
     }, 60_000, 'the endpoint disabled');
     expect(disabled.disabledReason).toMatch(/every attempt failed since/);
+    // Its delivery ends with the attempt that disabled it, not after the next retry's wait.
+    const [{ eventId }] = (await api('GET', `/api/webhook-endpoints/${endpoint.id}/attempts`)).json() as Array<{ eventId: string }>;
+    expect(await deliveryOf(eventId, endpoint.id)).toEqual({ endpointId: endpoint.id, state: 'failed', attempts: 1 });
     await h.mailbox.waitFor((m) => m.subject.includes('Webhook endpoint disabled') && m.text.includes(r.url), 30_000);
     expect(r.received).toHaveLength(1);
     // Enabled again by hand: its streak starts afresh.
