@@ -146,6 +146,16 @@ const releaseToWaiting = statement<ReleasedPurchase, { orgId: string; productId:
      from waiting w join issued i on i.id = w.id order by w.n`,
 );
 
+const waitingForKeyCount = statement<{ waiting: number }, { productId: string }>(
+  { waiting: true },
+  (p) => sql`select count(*)::int as waiting from purchase pu where pu.product_id = ${p.productId} and pu.revoked_at is null and ${waitingForKey('pu')}`,
+);
+
+/** How many of the product's purchases (not revoked) wait for a key from its pool. */
+export async function purchasesWaitingForKey(em: EntityManager, productId: string): Promise<number> {
+  return (await waitingForKeyCount.first(em, { productId }))?.waiting ?? 0;
+}
+
 const waitingPurchaseRead = statement<ReleasedPurchase, { purchaseId: string }>(
   { purchase_id: true, organisation_id: true, product_id: true, source: true, external_order_id: true },
   (p) => sql`select pu.id as purchase_id, pu.organisation_id, pu.product_id, pu.source, pu.external_order_id from purchase pu

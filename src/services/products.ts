@@ -12,6 +12,7 @@ import type { Principal } from '../domain/access';
 import { isUuid } from '../domain/uuid';
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 import { LICENSE_SOURCES } from '../domain/license-keys';
+import { purchasesWaitingForKey } from '../licenses/license-store';
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes (spec "Resources" + decisions §3). Timestamps are ISO 8601 strings.
@@ -249,6 +250,11 @@ export async function updateProduct(
       const activationLimit = patch.licenseKeys?.activationLimit ?? null;
       if (source !== product.licenseSource || activationLimit !== product.licenseActivationLimit) {
         if (!isAdminRole(editor.role)) throw new ForbiddenError('admin role required: only owners and admins may change a product\'s license keys');
+        // Only an upload releases a purchase waiting for a pool key: leaving the pool would strand it.
+        const waiting = product.licenseSource === 'pool' && source !== 'pool' ? await purchasesWaitingForKey(tx, product.id) : 0;
+        if (waiting > 0) {
+          throw new ConflictError(`${waiting} purchase(s) wait for a license key from this product's pool: upload keys (or revoke those purchases) before it stops using the pool`);
+        }
         product.licenseSource = source;
         product.licenseActivationLimit = activationLimit;
       }

@@ -177,11 +177,19 @@ test('a sale entered by API for an empty pool is answered at once; its receipt g
     30_000, 'the dry-pool alert');
   expect(h.mailbox.messages().filter((m) => m.to.includes(email))).toEqual([]);
 
+  // Leaving the pool would strand the waiting sale: refused until it has its key; its limit may change.
+  for (const licenseKeys of [{ source: 'generated', activationLimit: null }, null]) {
+    const leave = await h.app.inject({ method: 'PUT', url: `/api/products/${org.ebook.productId}`, headers: bearer(org.apiKey), payload: { licenseKeys } });
+    expect([leave.statusCode, leave.json().error]).toEqual([409, expect.stringMatching(/^1 purchase\(s\) wait for a license key from this product's pool/)]);
+  }
+  await setLicenseKeys(org, org.ebook.productId, { source: 'pool', activationLimit: 3 });
+
   expect((await upload(org.apiKey, org.ebook.productId, 'API-SALE-KEY-1\nAPI-SALE-KEY-2')).json()).toEqual({ added: 2, duplicates: 0 });
   const receipt = await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
   expect(receipt.subject).toBe('Your download: Ebook Pro');
   const key = await h.orm.em.fork().findOneOrFail(LicenseKey, { purchase: purchaseId });
   expect(key.key).toBe('API-SALE-KEY-1');
+  await setLicenseKeys(org, org.ebook.productId, { source: 'generated', activationLimit: null });
 }, 120_000);
 
 describe('uploads', () => {
