@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Download } from 'playwright-core';
-import { ActivityLogEntry, DownloadToken } from '../../src/db/entities';
+import { ActivityLogEntry, DownloadToken, Product } from '../../src/db/entities';
 import { sha256Hex } from '../../src/security/secrets';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedOrganisation, seedProduct, type SeededProduct } from '../helpers/seed';
@@ -106,6 +106,31 @@ test('the downloader fetches every file with a progress bar to 100%, saves them,
   const gone = await page.goto(`${base}/d/${token}`);
   expect(gone?.status()).toBe(410);
   await page.screenshot({ path: path.join(SCREENSHOTS, 'link-used-page.png'), fullPage: true });
+  await context.close();
+});
+
+test('a stamped PDF that comes out smaller than its upload is downloaded whole, in one transfer', async () => {
+  // An edited PDF (an incremental update replaced its page's content): its stamped copy keeps only
+  // the current objects, a fifth of the upload's size, which the page lists.
+  const guide = await seedProduct(h, org.orgId, { name: 'Edited Guide', slug: 'edited-guide' });
+  const edited = await readFile(path.join(__dirname, '../fixtures/pdf/edited.pdf'));
+  await addVersionFile(h, guide.versionId, 'Edited Guide.pdf', edited);
+  await h.orm.em.fork().nativeUpdate(Product, { id: guide.productId }, { stampPdfs: true });
+  const { token } = await seedPurchase(h, org.orgId, guide, { now: clock() });
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  const downloads: Download[] = [];
+  page.on('download', (download) => downloads.push(download));
+
+  await page.goto(`${base}/d/${token}`);
+  await page.locator('#download-all').click();
+  await page.locator('#downloader.complete').waitFor({ timeout: 20_000 });
+  await eventually(async () => (downloads.length === 2 ? true : undefined));
+  const saved = await savedBytes(downloads.find((d) => d.suggestedFilename() === 'Edited Guide.pdf')!);
+  expect(saved.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+  expect(saved.length).toBeLessThan(edited.length);
+  const row = await tokenRow(token);
+  expect(await h.orm.em.fork().count(ActivityLogEntry, { kind: 'file_download', token: row.id })).toBe(2);
   await context.close();
 });
 

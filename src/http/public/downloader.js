@@ -68,11 +68,24 @@
     this.message = message;
   }
 
+  /**
+   * The whole file's length as this answer states it (a 206's Content-Range, a plain 200's
+   * Content-Length), or null. It can differ from the page's size: a stamped PDF is a copy of its own.
+   */
+  function statedLength(response) {
+    var range = /\/(\d+)$/.exec(response.headers.get('Content-Range') || '');
+    if (response.status === 206 && range) return Number(range[1]);
+    var length = response.headers.get('Content-Length');
+    if (response.status === 200 && length !== null && !response.headers.get('Content-Encoding')) return Number(length);
+    return null;
+  }
+
   /** Fetches one file, resuming after network failures; resolves with its Blob. */
   async function fetchFile(url, size, onBytes) {
     var chunks = [];
     var received = 0;
     var etag = null;
+    var total = size;
     for (var attempt = 1; ; attempt += 1) {
       try {
         var headers = {};
@@ -93,6 +106,8 @@
           throw new Error('HTTP ' + response.status);
         }
         etag = response.headers.get('ETag') || etag;
+        var stated = statedLength(response);
+        if (stated !== null) total = stated;
         var reader = response.body.getReader();
         for (;;) {
           var step = await reader.read();
@@ -101,7 +116,7 @@
           received += step.value.byteLength;
           onBytes(received);
         }
-        if (received >= size) return new Blob(chunks, { type: response.headers.get('Content-Type') || 'application/octet-stream' });
+        if (received >= total) return new Blob(chunks, { type: response.headers.get('Content-Type') || 'application/octet-stream' });
         throw new Error('the connection closed early');
       } catch (error) {
         if (error instanceof Final || attempt >= MAX_ATTEMPTS) throw error;
