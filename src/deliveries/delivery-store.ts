@@ -6,6 +6,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoUtc, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { LINE_REASONS } from '../domain/order-lines';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import type { DeliverySource, DeliveryStatus, ItemOutcome } from '../domain/statuses';
 import type { DeliveryJson, UnmatchedSkusJson } from '../services/webhook-log';
@@ -58,21 +59,24 @@ const recordEntries = statement<NoRows, { deliveries: string; items: string; cou
   health as (${healthUpsert(p.health)})
   ${dispatchInsert(p.dispatches)}`);
 
-const knownOrders = statement<{ external_order_id: string }, { orgId: string; platform: string; orderIds: string[] }>(
+const knownOrders = statement<{ external_order_id: string }, { orgId: string; platform: string; orderIds: string[]; notPaid: string }>(
   { external_order_id: true },
-  (p) => sql`select external_order_id from webhook_delivery
-       where organisation_id = ${p.orgId} and platform = ${p.platform} and kind = 'order' and external_order_id = any(${p.orderIds}::text[])
+  (p) => sql`select d.external_order_id from webhook_delivery d
+       where d.organisation_id = ${p.orgId} and d.platform = ${p.platform} and d.kind = 'order' and d.external_order_id = any(${p.orderIds}::text[])
+         and not exists (select 1 from webhook_delivery_item i where i.delivery_id = d.id and i.reason = ${p.notPaid})
      union select external_order_id from purchase
        where organisation_id = ${p.orgId} and source = ${p.platform} and external_order_id = any(${p.orderIds}::text[])`,
 );
 
 /**
- * Which of these order ids the organisation already has from the platform: an order entry in the log,
- * or a purchase (a sale recorded before the log kept it). A pulled order among them changes nothing.
+ * Which of these order ids the organisation already has from the platform: an order entry in the log
+ * recorded once the order was paid, or a purchase (a sale recorded before the log kept it). A pulled
+ * order among them changes nothing. An entry of the order before it was paid holds its lines for that
+ * reason alone: the paid order is still to be fulfilled, by its paid webhook or by reconciliation.
  */
 export async function knownOrderIds(em: EntityManager, orgId: string, platform: Platform, orderIds: string[]): Promise<Set<string>> {
   if (orderIds.length === 0) return new Set();
-  return new Set((await knownOrders.rows(em, { orgId, platform, orderIds })).map((r) => r.external_order_id));
+  return new Set((await knownOrders.rows(em, { orgId, platform, orderIds, notPaid: LINE_REASONS.notPaid })).map((r) => r.external_order_id));
 }
 
 /** Records entries, items, counters, verified counts and outbox rows in one statement (one round trip, one commit). */

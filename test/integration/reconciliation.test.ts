@@ -155,6 +155,20 @@ test('one run recovers exactly the orders whose webhooks never came; a second ru
   await expect(h.temporal.schedule.getHandle(reconcileScheduleId(org.orgId, 'storefront-a')).describe()).rejects.toThrow(/not found/i);
 });
 
+test('an order whose webhook came before it was paid, and whose paid webhook never came, is recovered once', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+  const [order] = ordersOf(1);
+  const sim = await simulator([order]);
+  // Its first webhook said pending: the entry holds its line as not paid, and no purchase is made.
+  await sendWebhooks(sim, org, [{ ...order, financialStatus: 'pending' }]);
+  expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: org.orgId, externalOrderId: order.id })).toBe(1);
+  await enable(org, sim);
+  expect((await runOnce(org)).lastResult).toEqual({ pulled: 1, recovered: 1, alreadyKnown: 0, errors: 0 });
+  await receiptsReach(org.orgId, 1);
+  expect(await h.orm.em.fork().count(Purchase, { organisation: org.orgId, externalOrderId: order.id })).toBe(1);
+  expect((await runOnce(org)).lastResult).toEqual({ pulled: 1, recovered: 0, alreadyKnown: 1, errors: 0 });
+});
+
 /** The Reconciliation part of the storefront-a panel on the Integrations page, as an admin sees it. */
 async function reconciliationPartOf(org: WebhookOrg): Promise<string> {
   const admin = await seedUser(h, org.orgId, 'admin');
