@@ -38,7 +38,7 @@ export function reconcileActivities({ orm, mailer, config, keyRing, schedules }:
       const em = orm.em.fork();
       const row = await reconciliationOf(em, orgId, platform);
       const client = orderListClientOf(platform);
-      if (!row?.enabled || !client) return { kind: 'recorded', result: NO_RESULT, nextCursor: null, slowDownMs: 0, newestChange: null };
+      if (!row?.enabled || !client) return { kind: 'stopped' };
       const page = await client.fetchPage({
         origin: row.api_base_url, credentials: openCredentials(keyRing, row), since, cursor, allowPrivate: config.outbound.allowPrivate,
       });

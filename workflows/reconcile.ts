@@ -45,6 +45,8 @@ export async function reconcileIntegration(input: ReconcileInput): Promise<void>
       await sleep(page.retryAfterMs);
       continue;
     }
+    // Turned off meanwhile: the mark stays where it was, for the pages not read.
+    if (page.kind === 'stopped') break;
     if (page.kind === 'refused') {
       await pauseReconcile({ orgId, platform, reason: page.reason, savedAt: page.savedAt });
       progress = { ...progress, result: addResults(progress.result, { ...NO_RESULT, errors: 1 }) };

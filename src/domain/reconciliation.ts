@@ -57,7 +57,9 @@ export type PageOutcome =
    * 401/403: the credentials were refused; the schedule is paused until they are saved again.
    * `savedAt`: when the refused credentials were saved (credentials saved since are not paused).
    */
-  | { kind: 'refused'; reason: string; savedAt: string };
+  | { kind: 'refused'; reason: string; savedAt: string }
+  /** Reconciliation was turned off (or its platform's client is gone) during the run: it ends, the pages left unread. */
+  | { kind: 'stopped' };
 
 /**
  * Where a run is: its window's start, the page to read next (null: the first), the counts so far,

@@ -49,6 +49,8 @@ export interface ReconciliationRunsContext<Order, Sim> {
   ordersOf(count: number): Order[];
   /** The platform's simulator of `orders`, closed after the file. */
   simulator(orders: Order[], orgId: string): Promise<Sim>;
+  /** A call to the platform's reconciliation settings (`path` after `…/reconciliation`), as the organisation's owner. */
+  api(org: WebhookOrg, method: 'GET' | 'PUT' | 'POST', path: string, payload?: object): Promise<{ statusCode: number }>;
   /** Turns reconciliation on against the simulator. */
   enable(org: WebhookOrg, sim: Sim): Promise<ReconciliationJson>;
   /** Starts a run now and waits for it to record its result. */
@@ -197,5 +199,5 @@ export function reconciliationRuns<Order extends ListedOrderSpec, Sim extends Pi
     await eventually(async () => ((await handle.describe()).state.paused ? undefined : true), 10_000, 'the schedule running again');
   });
 
-  return { harness: () => h, ordersOf, simulator, enable, runOnce, receiptsReach };
+  return { harness: () => h, ordersOf, simulator, api, enable, runOnce, receiptsReach };
 }

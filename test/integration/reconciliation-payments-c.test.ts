@@ -7,7 +7,7 @@
  */
 import { reconciliationRuns, type ListedOrderSpec } from '../helpers/reconciliation-runs';
 import { startPaymentsCSimulator, type PaymentsCSimulator } from '../helpers/simulators/payments-c';
-import { seedWebhookOrg } from '../helpers/webhooks';
+import { eventually, seedWebhookOrg } from '../helpers/webhooks';
 
 const sessionOf = (order: ListedOrderSpec) => ({ id: order.id, email: order.email, created: order.updatedAt });
 
@@ -42,5 +42,23 @@ test('payments-c: a page that fails every attempt leaves the high-water mark, so
   // Had the first run's newest order moved the mark, this run would read only its last hour.
   const second = await runs.runOnce(org);
   expect(second.lastResult).toEqual({ pulled: 120, recovered: 70, alreadyKnown: 50, errors: 0 });
+  await runs.receiptsReach(org.orgId, 120);
+}, 300_000);
+
+test('payments-c: reconciliation turned off during a run leaves the high-water mark, so a run after it is on again reads the older orders', async () => {
+  const org = await seedWebhookOrg(runs.harness(), { platforms: ['payments-c'] });
+  const sim = await runs.simulator(runs.ordersOf(120), org.orgId);
+  await runs.enable(org, sim);
+  // Page 1 fails twice (its retries come 2 s and 6 s later): turned off as soon as the first failure is seen.
+  sim.failPage(1, 2);
+  const stopped = runs.runOnce(org);
+  await eventually(async () => (sim.requests.some((r) => r.page === 1 && r.status === 500) ? true : undefined), 60_000, 'page 1 to fail');
+  const off = await runs.api(org, 'PUT', '', { enabled: false });
+  expect(off.statusCode).toBe(200);
+  expect((await stopped).lastResult).toEqual({ pulled: 50, recovered: 50, alreadyKnown: 0, errors: 0 });
+
+  await runs.enable(org, sim);
+  const after = await runs.runOnce(org);
+  expect(after.lastResult).toEqual({ pulled: 120, recovered: 70, alreadyKnown: 50, errors: 0 });
   await runs.receiptsReach(org.orgId, 120);
 }, 300_000);
