@@ -25,13 +25,25 @@ async function load(pdf: Uint8Array): Promise<PDFDocument> {
     throw new UnstampablePdfError(`the PDF cannot be read: ${(error as Error).message}`);
   }
   if (doc.isEncrypted) throw new UnstampablePdfError('the PDF is encrypted (password-protected); upload it without encryption');
-  if (doc.getPageCount() === 0) throw new UnstampablePdfError('the PDF has no pages');
+  let pages: number;
+  try {
+    pages = doc.getPageCount();
+  } catch (error) {
+    throw new UnstampablePdfError(`the PDF's pages cannot be read: ${(error as Error).message}`);
+  }
+  if (pages === 0) throw new UnstampablePdfError('the PDF has no pages');
   return doc;
 }
 
-/** Refuses, with the reason, a PDF that stamping would fail on. */
+/** The upload's check stamps as a buyer's copy is stamped, and throws the copy away. */
+const CHECK_STAMP: PdfStamp = { footer: 'Licensed to buyer@example.com · Order 1', subject: 'check', keywords: [] };
+
+/**
+ * Refuses, with the reason, a PDF that stamping would fail on: by stamping it, since pdf-lib reads
+ * some PDFs that it cannot draw on (a catalog without a page tree, a page without a MediaBox).
+ */
 export async function assertStampable(pdf: Uint8Array): Promise<void> {
-  await load(pdf);
+  await stampPdf(pdf, CHECK_STAMP);
 }
 
 /** The footer in the font's own characters: one it cannot draw (a non-Latin address, say) becomes '?'. */
@@ -59,14 +71,21 @@ function drawFooter(page: PDFPage, font: PDFFont, text: string): void {
   page.drawText(text, { ...origin[turn], size: FOOTER_SIZE, font, color: FOOTER_GREY, rotate: degrees(turn) });
 }
 
-/** The PDF with the stamp's footer on every page and its Subject and Keywords in the metadata. */
+/**
+ * The PDF with the stamp's footer on every page and its Subject and Keywords in the metadata. Any
+ * failure is the PDF's (pdf-lib throws on structures it cannot handle): UnstampablePdfError.
+ */
 export async function stampPdf(pdf: Uint8Array, stamp: PdfStamp): Promise<Uint8Array> {
   const doc = await load(pdf);
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const footer = drawable(font, stamp.footer);
-  for (const page of doc.getPages()) drawFooter(page, font, footer);
-  // Metadata strings are Unicode: the address goes in as it is.
-  doc.setSubject(stamp.subject);
-  doc.setKeywords(stamp.keywords);
-  return doc.save();
+  try {
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    const footer = drawable(font, stamp.footer);
+    for (const page of doc.getPages()) drawFooter(page, font, footer);
+    // Metadata strings are Unicode: the address goes in as it is.
+    doc.setSubject(stamp.subject);
+    doc.setKeywords(stamp.keywords);
+    return await doc.save();
+  } catch (error) {
+    throw new UnstampablePdfError(`the PDF cannot be stamped: ${(error as Error).message}`);
+  }
 }

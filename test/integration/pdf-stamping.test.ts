@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { degrees, PDFDocument, StandardFonts } from 'pdf-lib';
+import { degrees, PDFDocument, PDFName, PDFNumber, StandardFonts } from 'pdf-lib';
 import { Purchase, StampedCopy, VersionFile } from '../../src/db/entities';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { issueToken, listen, seedPurchase, sha256 } from '../helpers/download-links';
@@ -28,6 +28,15 @@ async function book(): Promise<Buffer> {
   }
   doc.setTitle('The Book');
   return Buffer.from(await doc.save());
+}
+
+/** A PDF that pdf-lib reads but cannot stamp. */
+async function malformed(fault: 'no page tree' | 'no media box'): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([200, 200]);
+  if (fault === 'no page tree') doc.catalog.set(PDFName.of('Pages'), PDFNumber.of(7));
+  else page.node.delete(PDFName.of('MediaBox'));
+  return Buffer.from(await doc.save({ useObjectStreams: false }));
 }
 
 describe.each(['local disk', 'S3'] as const)('stamped PDFs on %s', (storageKind) => {
@@ -202,6 +211,11 @@ describe.each(['local disk', 'S3'] as const)('stamped PDFs on %s', (storageKind)
     const unreadable = await upload(productId, '2.0.0', [['broken.pdf', Buffer.from('not a PDF at all'), 'application/octet-stream']]);
     expect(unreadable.status).toBe(422);
     expect(unreadable.body.error).toMatch(/broken\.pdf cannot be stamped for buyers: the PDF cannot be read/);
+    // Readable, but not drawable on: a catalog whose /Pages is no page tree, a page without a /MediaBox.
+    for (const [name, bytes] of [['no-page-tree.pdf', await malformed('no page tree')], ['no-media-box.pdf', await malformed('no media box')]] as const) {
+      const refused = await upload(productId, '2.0.0', [[name, bytes, 'application/pdf']]);
+      expect([refused.status, refused.body.error]).toEqual([422, expect.stringContaining(`${name} cannot be stamped for buyers: the PDF`)]);
+    }
     expect(await h.orm.em.fork().count(VersionFile, {})).toBe(filesBefore);
   });
 
