@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { PdfStamp } from '../domain/pdf-stamp';
 import { UnprocessableError } from '../domain/errors';
@@ -5,8 +6,8 @@ import { runWorkerTask } from '../threads/worker-task';
 
 /**
  * PDF stamping off the event loop (decisions §16): each call runs on a worker thread of its own
- * (pdf-stamp-worker.ts), with a time and a memory limit, so a large or hostile PDF costs that thread
- * and never the requests the process is answering.
+ * (pdf-stamp-worker.ts), a few at once, with a time and a memory limit, so a large or hostile PDF
+ * costs that thread and never the requests the process is answering.
  */
 
 /** What the worker is given: a PDF, and a stamp to apply, or null to only check that it can be stamped. */
@@ -27,8 +28,30 @@ const STAMP_HEAP_MB = 1024;
  */
 const STAMP_YOUNG_HEAP_MB = 48;
 
+/**
+ * Stamps and checks running at once in this process, one a core: each holds a parsed PDF in a heap
+ * of its own (up to STAMP_HEAP_MB), and more threads than cores only share the same CPU. The rest
+ * wait their turn, first come first served.
+ */
+const STAMPS_AT_ONCE = Math.max(1, availableParallelism());
+let stampsRunning = 0;
+const waitingForTurn: Array<() => void> = [];
+
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (stampsRunning < STAMPS_AT_ONCE) stampsRunning += 1;
+  else await new Promise<void>((resolve) => waitingForTurn.push(resolve));
+  try {
+    return await work();
+  } finally {
+    // A turn is handed over with its place still counted, so nobody takes it in between.
+    const next = waitingForTurn.shift();
+    if (next) next();
+    else stampsRunning -= 1;
+  }
+}
+
 async function runStampTask(task: StampTask): Promise<StampOutcome> {
-  return runWorkerTask<StampTask, StampOutcome>({
+  return inTurn(() => runWorkerTask<StampTask, StampOutcome>({
     entry: path.join(__dirname, 'pdf-stamp-worker'),
     input: task,
     // The PDF moves to the thread: the caller's copy is not used again.
@@ -36,7 +59,7 @@ async function runStampTask(task: StampTask): Promise<StampOutcome> {
     timeoutMs: STAMP_TIMEOUT_MS,
     tooLong: 'stamping this PDF took too long; try again later',
     resourceLimits: { maxOldGenerationSizeMb: STAMP_HEAP_MB, maxYoungGenerationSizeMb: STAMP_YOUNG_HEAP_MB },
-  });
+  }));
 }
 
 /** The PDF stamped; an UnprocessableError (422) with the reason when it cannot be. The `pdf` buffer is handed over. */

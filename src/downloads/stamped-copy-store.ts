@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, statement, type NoRows } from '../db/sql';
+import { sql, statement } from '../db/sql';
 
 /**
  * The stamped PDFs' SQL (decisions §16): one copy per (purchase, file), where it is stored and what
@@ -23,30 +23,23 @@ export function stampedCopyOf(em: EntityManager, purchaseId: string, fileId: str
   return copyRead.first(em, { purchaseId, fileId });
 }
 
-const copyLock = statement<{ locked: unknown }, { purchaseId: string; fileId: string }>(
-  { locked: true },
-  (p) => sql`select pg_advisory_xact_lock(hashtextextended('stamped_copy:' || ${p.purchaseId}::text || '/' || ${p.fileId}::text, 0))::text as locked`,
-);
-
-/**
- * Holds, until the transaction ends, the right to make the purchase's copy of the file: two first
- * requests at once (in any process) make one copy, the second finding the first's.
- */
-export async function lockStampedCopy(tx: EntityManager, purchaseId: string, fileId: string): Promise<void> {
-  await copyLock.run(tx, { purchaseId, fileId });
-}
-
-const copyRecord = statement<NoRows, { purchaseId: string; fileId: string; storageKey: string; size: number; sha256: string; now: Date }>(
-  {},
+const copyRecord = statement<StampedCopyRow, { purchaseId: string; fileId: string; storageKey: string; size: number; sha256: string; now: Date; replacing: string | null }>(
+  { storage_key: true, size: true, sha256: true, created_at: true },
   (p) => sql`insert into stamped_copy (purchase_id, file_id, storage_key, size, sha256, created_at)
     values (${p.purchaseId}, ${p.fileId}, ${p.storageKey}, ${p.size}, ${p.sha256}, ${p.now})
     on conflict (purchase_id, file_id) do update
-      set storage_key = excluded.storage_key, size = excluded.size, sha256 = excluded.sha256, created_at = excluded.created_at`,
+      set storage_key = excluded.storage_key, size = excluded.size, sha256 = excluded.sha256, created_at = excluded.created_at
+      where stamped_copy.storage_key = ${p.replacing}
+    returning storage_key, size, sha256, created_at`,
 );
 
-/** Records the copy just stored (replacing the record of one whose bytes went missing). */
-export async function recordStampedCopy(
-  tx: EntityManager, copy: { purchaseId: string; fileId: string; storageKey: string; size: number; sha256: string }, now: Date,
-): Promise<void> {
-  await copyRecord.run(tx, { ...copy, now });
+/**
+ * Records the copy just stored, when no other is recorded, or in place of `replacing` (the key of a
+ * copy whose bytes went missing) when that is still the one recorded. Undefined when another copy
+ * was recorded first (made at the same moment elsewhere): that one is the purchase's.
+ */
+export function recordStampedCopy(
+  em: EntityManager, copy: { purchaseId: string; fileId: string; storageKey: string; size: number; sha256: string }, replacing: string | null, now: Date,
+): Promise<StampedCopyRow | undefined> {
+  return copyRecord.first(em, { ...copy, replacing, now });
 }

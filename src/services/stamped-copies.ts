@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isPdfFile, MAX_STAMPED_PDF_BYTES, pdfStampOf } from '../domain/pdf-stamp';
 import { UnprocessableError } from '../domain/errors';
-import { lockStampedCopy, recordStampedCopy, stampedCopyOf, type StampedCopyRow } from '../downloads/stamped-copy-store';
+import { recordStampedCopy, stampedCopyOf, type StampedCopyRow } from '../downloads/stamped-copy-store';
 import { assertStampableOffThread, stampPdfOffThread } from '../downloads/pdf-stamping';
 import { purchaseBuyer } from '../purchases/purchase-store';
 import { ObjectNotFoundError, type FileStorage } from '../storage/file-storage';
@@ -14,10 +15,15 @@ export interface ServedFile {
   madeCopy: boolean;
 }
 
+/** Copies being made in this process, by purchase and file: a second first request waits for the first's. */
+const making = new Map<string, Promise<StampedCopyRow>>();
+
 /**
  * What a link's file request is served (decisions §16): the stored file itself, or, for a PDF of a
  * product that stamps, the purchase's stamped copy, made on its first request and kept in the file
- * storage. Either way the bytes are checked to be there with their recorded size.
+ * storage. Either way the bytes are checked to be there with their recorded size. A copy is made
+ * without a database connection held (stamping a book takes seconds): first requests of many buyers
+ * at once must not take the pool from every other request.
  */
 export async function servedFile(em: EntityManager, storage: FileStorage, link: DownloadLink, file: DownloadFile, now: Date): Promise<ServedFile> {
   if (!(link.stampPdfs && isPdfFile(file))) {
@@ -27,13 +33,20 @@ export async function servedFile(em: EntityManager, storage: FileStorage, link: 
   }
   const known = await stampedCopyOf(em, link.purchaseId, file.id);
   if (known && (await holds(storage, known))) return { file: asServed(file, known), madeCopy: false };
-  return em.transactional(async (tx) => {
-    // Two first requests at once: the second waits here, then finds the first's copy.
-    await lockStampedCopy(tx, link.purchaseId, file.id);
-    const made = await stampedCopyOf(tx, link.purchaseId, file.id);
-    if (made && (await holds(storage, made))) return { file: asServed(file, made), madeCopy: false };
-    return { file: asServed(file, await makeStampedCopy(tx, storage, link, file, now)), madeCopy: true };
-  });
+  const key = `${link.purchaseId}/${file.id}`;
+  const underWay = making.get(key);
+  if (underWay) return { file: asServed(file, await underWay), madeCopy: false };
+  const made = makeStampedCopy(em, storage, link, file, known?.storage_key ?? null, now);
+  const shared = made.then((m) => m.copy);
+  // Its failure is the waiters' (and this request's, below); unwaited, it must not be unhandled.
+  shared.catch(() => undefined);
+  making.set(key, shared);
+  try {
+    const { copy, recorded } = await made;
+    return { file: asServed(file, copy), madeCopy: recorded };
+  } finally {
+    making.delete(key);
+  }
 }
 
 /** The stamped copy's bytes are still in the storage (a storage move, say, leaves the record behind). */
@@ -50,16 +63,31 @@ function asServed(file: DownloadFile, copy: StampedCopyRow): DownloadFile {
   return { ...file, storageKey: copy.storage_key, size: Number(copy.size), sha256: copy.sha256, createdAt: new Date(copy.created_at) };
 }
 
-/** Stamps the file for the purchase, stores the copy (its key made from ids only) and records it. */
-async function makeStampedCopy(tx: EntityManager, storage: FileStorage, link: DownloadLink, file: DownloadFile, now: Date): Promise<StampedCopyRow> {
-  const buyer = await purchaseBuyer(tx, link.orgId, link.purchaseId);
+/**
+ * Stamps the file for the purchase, stores the copy under a key of its own (ids and a random part,
+ * nothing personal) and records it in place of `replacing` (a copy whose bytes went missing), or
+ * none. Another process's copy of the same moment may be recorded first: this one is then removed
+ * and that one served (`recorded` false).
+ */
+async function makeStampedCopy(
+  em: EntityManager, storage: FileStorage, link: DownloadLink, file: DownloadFile, replacing: string | null, now: Date,
+): Promise<{ copy: StampedCopyRow; recorded: boolean }> {
+  const buyer = await purchaseBuyer(em, link.orgId, link.purchaseId);
   if (!buyer) throw new Error(`purchase ${link.purchaseId} of a download link is gone`);
   const stamp = pdfStampOf({ purchaseId: link.purchaseId, email: buyer.email, orderId: buyer.orderId });
   const stamped = await stampPdfOffThread(await readWhole(storage, file), stamp);
-  const storageKey = `stamped/${link.purchaseId}/${file.id}`;
+  const storageKey = `stamped/${link.purchaseId}/${file.id}-${randomUUID()}`;
   const put = await storage.put(storageKey, Readable.from([Buffer.from(stamped.buffer, stamped.byteOffset, stamped.byteLength)]), Number.MAX_SAFE_INTEGER);
-  await recordStampedCopy(tx, { purchaseId: link.purchaseId, fileId: file.id, storageKey, size: put.size, sha256: put.sha256 }, now);
-  return { storage_key: storageKey, size: put.size, sha256: put.sha256, created_at: now };
+  const copy = { purchaseId: link.purchaseId, fileId: file.id, storageKey, size: put.size, sha256: put.sha256 };
+  const recorded = await recordStampedCopy(em, copy, replacing, now);
+  if (recorded) {
+    if (replacing !== null) await storage.delete(replacing);
+    return { copy: recorded, recorded: true };
+  }
+  await storage.delete(storageKey);
+  const theirs = await stampedCopyOf(em, link.purchaseId, file.id);
+  if (!theirs) throw new Error(`the stamped copy of file ${file.id} for purchase ${link.purchaseId} was recorded and is gone`);
+  return { copy: theirs, recorded: false };
 }
 
 /**

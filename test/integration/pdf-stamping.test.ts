@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client as PgClient } from 'pg';
 import { degrees, PDFDocument, PDFName, PDFNumber, StandardFonts } from 'pdf-lib';
 import { Purchase, StampedCopy, VersionFile } from '../../src/db/entities';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
@@ -27,6 +28,14 @@ async function book(): Promise<Buffer> {
     page.drawText(`Chapter ${n}`, { x: 60, y: 500, font, size: 18 });
   }
   doc.setTitle('The Book');
+  return Buffer.from(await doc.save());
+}
+
+/** A book of `pages` pages, a line on each. */
+async function longBook(pages: number): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let n = 1; n <= pages; n++) doc.addPage([300, 400]).drawText(`Page ${n}`, { x: 20, y: 200, font, size: 12 });
   return Buffer.from(await doc.save());
 }
 
@@ -177,6 +186,39 @@ describe.each(['local disk', 'S3'] as const)('stamped PDFs on %s', (storageKind)
     expect(await copies(purchaseId)).toBe(1);
     expect(await copiesMade()).toBe(before + 1);
   });
+
+  test('first requests of many buyers at once hold no database connection while their copies are made', async () => {
+    // 24 buyers of a 1,000-page book at once: each stamp takes a while, longer side by side, while the
+    // pool has 20 connections and a request waits at most a second for one.
+    const long = await api<{ id: string }>('POST', '/api/products', { name: 'Long Book', slug: 'long-book', stampPdfs: true });
+    const version = await upload(long.body.id, '1.0.0', [['long.pdf', await longBook(1_000), 'application/pdf']]);
+    expect(version.status).toBe(201);
+    const buyers = await Promise.all(Array.from({ length: 24 }, (_, i) => seedPurchase(
+      h, c.orgId, { productId: long.body.id, versionId: version.body.id }, { email: `reader-${i}@example.com` })));
+    // Watched from a connection of its own: sessions left in a transaction for a second or more.
+    const watcher = new PgClient({ connectionString: h.config.databaseUrl });
+    await watcher.connect();
+    let held = 0;
+    let done = false;
+    const watching = (async () => {
+      while (!done) {
+        const { rows } = await watcher.query<{ held: number }>(`select count(*)::int as held from pg_stat_activity
+          where datname = current_database() and state = 'idle in transaction' and state_change < now() - interval '1 second'`);
+        held = Math.max(held, rows[0].held);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    try {
+      const answers = await Promise.all(buyers.map((b) => download(b.token, version.body.files[0].id)));
+      expect(answers.map((a) => a.status)).toEqual(Array(24).fill(200));
+      expect(new Set(answers.map((a) => a.headers.get('etag'))).size).toBe(24);
+    } finally {
+      done = true;
+      await watching;
+      await watcher.end();
+    }
+    expect(held).toBe(0);
+  }, 120_000);
 
   test('a copy whose bytes went missing from the storage is made again', async () => {
     const { token, purchaseId } = await buyer('lost@example.com', 'ORD-L');
