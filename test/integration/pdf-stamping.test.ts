@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { degrees, PDFDocument, PDFName, PDFNumber, StandardFonts } from 'pdf-lib';
 import { Purchase, StampedCopy, VersionFile } from '../../src/db/entities';
+import { recordStampedCopy, stampedCopyOf } from '../../src/downloads/stamped-copy-store';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { issueToken, listen, seedPurchase, sha256 } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -185,6 +186,13 @@ describe.each(['local disk', 'S3'] as const)('stamped PDFs on %s', (storageKind)
     expect(a.body.equals(b.body) && a.body.equals(c3.body)).toBe(true);
     expect(await copies(purchaseId)).toBe(1);
     expect(await copiesMade()).toBe(before + 1);
+    // Another process's copy of the same moment, recorded after this one (or in place of a copy
+    // that is no longer the one recorded), is not recorded: the first stays the purchase's.
+    const recorded = await stampedCopyOf(h.orm.em.fork(), purchaseId, pdfId);
+    const late = { purchaseId, fileId: pdfId, storageKey: `stamped/${purchaseId}/${pdfId}-late`, size: 1, sha256: '0'.repeat(64) };
+    expect(await recordStampedCopy(h.orm.em.fork(), late, null, new Date())).toBeUndefined();
+    expect(await recordStampedCopy(h.orm.em.fork(), late, 'stamped/a-copy-replaced-meanwhile', new Date())).toBeUndefined();
+    expect(await stampedCopyOf(h.orm.em.fork(), purchaseId, pdfId)).toEqual(recorded);
   });
 
   test('first requests of many buyers at once hold no database connection while their copies are made', async () => {
