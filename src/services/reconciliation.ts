@@ -124,29 +124,25 @@ export async function reconciliationSettings(
 
 /**
  * Saves the setting and brings the schedule in line: enabled → created or updated and running (a
- * pause lifted), disabled → deleted. Credentials must be given when none are stored; given ones
- * replace the stored ones whole.
+ * pause lifted), disabled → deleted. Credentials must be given when none are stored; each one given
+ * replaces its stored value, the others are kept (a new token of the same shop, say).
  */
 export async function configureReconciliation(
   em: EntityManager, deps: ReconciliationDeps, orgId: string, platformWord: string, input: ReconciliationInput,
 ): Promise<ReconciliationJson> {
   const { platform, client } = clientFor(platformWord);
   const stored = await reconciliationOf(em, orgId, platform);
-  const { enabled, apiBaseUrl, ...given } = input;
-  const anyGiven = Object.values(given).some((v) => v !== undefined);
-  let credentials: Record<string, string>;
-  if (anyGiven || !stored) {
-    const parsed = client.credentials.safeParse(given);
-    if (!parsed.success) {
-      throw new ValidationError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-    }
-    credentials = parsed.data;
-  } else {
-    credentials = openCredentials(deps.keyRing, stored);
+  const storedCredentials = stored && openCredentials(deps.keyRing, stored);
+  const { enabled, apiBaseUrl, ...fields } = input;
+  const given = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  const parsed = client.credentials.safeParse({ ...storedCredentials, ...given });
+  if (!parsed.success) {
+    throw new ValidationError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   }
+  const credentials: Record<string, string> = parsed.data;
   const origin = apiBaseUrl !== undefined && apiBaseUrl.trim() !== ''
     ? await checkOrigin(apiBaseUrl.trim(), deps.allowPrivate)
-    : originKept(client, stored && { origin: stored.api_base_url, credentials: openCredentials(deps.keyRing, stored) }, credentials);
+    : originKept(client, stored && { origin: stored.api_base_url, credentials: storedCredentials! }, credentials);
   if (origin === null) throw new ValidationError(`apiBaseUrl is required for ${platform}`);
   await saveReconciliation(em, { orgId, platform, enabled, apiBaseUrl: origin, credentials: sealSecret(deps.keyRing, JSON.stringify(credentials)), now: deps.now });
   if (enabled) await deps.schedules.upsert(orgId, platform);

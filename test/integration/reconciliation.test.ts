@@ -9,7 +9,7 @@ import { Purchase, SentEmail, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS } from '../../src/domain/platforms';
 import { pauseReconciliation, reconciliationOf } from '../../src/accounts/reconciliation-store';
 import { nextIntervalTime, reconcileScheduleId } from '../../src/domain/reconciliation';
-import { reconciliationSettings, type ReconciliationJson } from '../../src/services/reconciliation';
+import { openCredentials, reconciliationSettings, type ReconciliationJson } from '../../src/services/reconciliation';
 import { ReconcileSchedules } from '../../src/temporal/reconcile-schedules';
 import { NO_ORDER_API, orderListClientOf } from '../../src/webhooks/order-lists';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -195,7 +195,19 @@ test('the Integrations page shows reconciliation off, then on with its last run,
   expect(on).toContain('Run now');
   expect(on).toMatch(/<input id="storefront-a-reconcile-accessToken" name="accessToken" type="password" autocomplete="off" maxlength="500">/);
   expect(on).not.toContain(sim.accessToken);
-  expect(on).toContain(`value="${sim.origin}"`);
+  // The saved address is shown, not sent back: an empty field keeps it, or follows a new shop domain.
+  expect(on).toContain(`<input id="storefront-a-reconcile-origin" name="apiBaseUrl" type="url" autocomplete="off" maxlength="2048" placeholder="${sim.origin}">`);
+});
+
+test('credentials saved in part keep the others; the platform\'s own address follows a new shop domain', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+  const put = (payload: object) => api(org, 'PUT', '', payload);
+  const first = await put({ enabled: false, shopDomain: 'first-shop.myshopify.com', accessToken: 'shpat_first' });
+  expect([first.statusCode, first.json().apiBaseUrl]).toEqual([200, 'https://first-shop.myshopify.com']);
+  const moved = await put({ enabled: false, shopDomain: 'second-shop.myshopify.com' });
+  expect([moved.statusCode, moved.json().apiBaseUrl]).toEqual([200, 'https://second-shop.myshopify.com']);
+  const row = await reconciliationOf(h.orm.em.fork(), org.orgId, 'storefront-a');
+  expect(openCredentials(h.keyRing, row!)).toEqual({ shopDomain: 'second-shop.myshopify.com', accessToken: 'shpat_first' });
 });
 
 test('a 429 with Retry-After: 2 makes the run wait that long and complete', async () => {

@@ -207,8 +207,9 @@ function reconciliationPart(id: string, part: IntegrationReconciliation): SafeHt
     </select>
     ${client.credentialFields.map((f) => html`<label for="${id}-reconcile-${f.field}">${f.label}${stored ? html` <span class="hint">empty: keep the saved one</span>` : ''}</label>
     <input id="${id}-reconcile-${f.field}" name="${f.field}" type="${f.secret ? 'password' : 'text'}" autocomplete="off" maxlength="500">`)}
-    <label for="${id}-reconcile-origin">API address <span class="hint">https://host[:port] only; empty: the platform's public API (a shop on its own site must name it)</span></label>
-    <input id="${id}-reconcile-origin" name="apiBaseUrl" type="url" autocomplete="off" maxlength="2048" value="${settings.apiBaseUrl ?? ''}">
+    <label for="${id}-reconcile-origin">API address <span class="hint">https://host[:port] only; empty: ${stored
+      ? 'keep the saved one (the platform\'s own follows a new shop domain)' : 'the platform\'s public API (a shop on its own site must name it)'}</span></label>
+    <input id="${id}-reconcile-origin" name="apiBaseUrl" type="url" autocomplete="off" maxlength="2048"${stored ? html` placeholder="${settings.apiBaseUrl ?? ''}"` : ''}>
     <div class="actions"><button type="submit">Save</button></div>
     ${statusLine()}
   </form>
