@@ -1,7 +1,7 @@
 import { staffEmails } from '../src/events/outbound-events';
 import { pauseReconciliation, reconciliationOf, recordRunResult } from '../src/accounts/reconciliation-store';
 import type { Platform } from '../src/domain/platforms';
-import { NO_RESULT, readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
+import { readSince, type PageOutcome, type ReconcileResult } from '../src/domain/reconciliation';
 import { reconcileRefusedMail } from '../src/mail/templates';
 import type { KeyRing } from '../src/security/key-ring';
 import { openCredentials } from '../src/services/reconciliation';
