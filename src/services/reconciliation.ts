@@ -10,7 +10,7 @@ import { reconciliationOf, saveReconciliation, type ReconciliationRow } from '..
 import { boundedText, FIELD_LIMITS } from '../domain/field-limits';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors';
 import { isPlatform, type Platform } from '../domain/platforms';
-import { checkEndpointUrl } from '../events/addresses';
+import { AddressRefusedError, checkEndpointUrl, checkLiteralHost } from '../events/addresses';
 import { URL_LIMIT } from '../events/outbound-events';
 import type { KeyRing } from '../security/key-ring';
 import { openSecret, sealSecret } from '../security/sealed-secrets';
@@ -95,6 +95,23 @@ function originKept(
   return client.defaultOrigin(credentials) ?? stored?.origin ?? null;
 }
 
+/**
+ * A platform's own address that the credentials name (storefront-a's shop domain), refused when it
+ * is a non-public IP, as an API address given would be; a name is looked up at each run's connection.
+ */
+function refuseNamedAddress(client: OrderListClient, credentials: Record<string, string>, origin: string): void {
+  if (origin !== client.defaultOrigin(credentials)) return;
+  // The credential the address comes from; none for a platform's fixed public API.
+  const field = client.credentialFields.find((f) => client.defaultOrigin({ ...credentials, [f.field]: '' }) !== origin);
+  if (!field) return;
+  try {
+    checkLiteralHost(new URL(origin));
+  } catch (error) {
+    if (!(error instanceof AddressRefusedError)) throw error;
+    throw new ValidationError(`${field.field}: ${error.message}; only public addresses are allowed`);
+  }
+}
+
 /** The stored credentials, opened (for the runs). */
 export function openCredentials(keyRing: KeyRing, row: Pick<ReconciliationRow, 'credentials'>): Record<string, string> {
   return JSON.parse(openSecret(keyRing, row.credentials)) as Record<string, string>;
@@ -144,6 +161,7 @@ export async function configureReconciliation(
     ? await checkOrigin(apiBaseUrl.trim(), deps.allowPrivate)
     : originKept(client, stored && { origin: stored.api_base_url, credentials: storedCredentials! }, credentials);
   if (origin === null) throw new ValidationError(`apiBaseUrl is required for ${platform}`);
+  if (!deps.allowPrivate) refuseNamedAddress(client, credentials, origin);
   await saveReconciliation(em, { orgId, platform, enabled, apiBaseUrl: origin, credentials: sealSecret(deps.keyRing, JSON.stringify(credentials)), now: deps.now });
   if (enabled) await deps.schedules.upsert(orgId, platform);
   else await deps.schedules.remove(orgId, platform);

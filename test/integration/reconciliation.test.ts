@@ -9,7 +9,7 @@ import { Purchase, SentEmail, WebhookDelivery } from '../../src/db/entities';
 import { PLATFORMS } from '../../src/domain/platforms';
 import { pauseReconciliation, reconciliationOf } from '../../src/accounts/reconciliation-store';
 import { nextIntervalTime, reconcileScheduleId } from '../../src/domain/reconciliation';
-import { openCredentials, reconciliationSettings, type ReconciliationJson } from '../../src/services/reconciliation';
+import { configureReconciliation, openCredentials, reconciliationSettings, type ReconciliationJson } from '../../src/services/reconciliation';
 import { ReconcileSchedules } from '../../src/temporal/reconcile-schedules';
 import { NO_ORDER_API, orderListClientOf } from '../../src/webhooks/order-lists';
 import { startHarness, type Harness } from '../helpers/harness';
@@ -99,6 +99,18 @@ test('the settings are read without the engine: the next run comes from the sche
   const now = new Date();
   const settings = await reconciliationSettings(h.orm.em.fork(), { schedules, now }, org.orgId, 'storefront-a');
   expect(settings).toMatchObject({ enabled: true, state: 'active', nextRunAt: nextIntervalTime(HOUR, now).toISOString() });
+});
+
+test('a shop domain that names a non-public address is refused when saved, as an API address would be', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['storefront-a'] });
+  // The service's own rules, without this file's OUTBOUND_WEBHOOKS_ALLOW_PRIVATE (refused before the engine is asked).
+  const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  const deps = { keyRing: h.keyRing, schedules: new ReconcileSchedules(unreachable, { taskQueue: 'unused', intervalMs: HOUR }), allowPrivate: false, now: new Date() };
+  for (const shopDomain of ['127.0.0.1', '169.254.169.254']) {
+    await expect(configureReconciliation(h.orm.em.fork(), deps, org.orgId, 'storefront-a', { enabled: true, shopDomain, accessToken: 'shpat_x' }))
+      .rejects.toThrow(new RegExp(`^shopDomain: ${shopDomain.replace(/\./g, '\\.')} .*only public addresses are allowed`));
+  }
+  expect(await reconciliationOf(h.orm.em.fork(), org.orgId, 'storefront-a')).toBeUndefined();
 });
 
 test('one run recovers exactly the orders whose webhooks never came; a second run changes nothing', async () => {
