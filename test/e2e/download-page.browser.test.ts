@@ -134,6 +134,29 @@ test('a stamped PDF that comes out smaller than its upload is downloaded whole, 
   await context.close();
 });
 
+test('trying again after a failure fetches only the files not yet saved', async () => {
+  const { token } = await seedPurchase(h, org.orgId, product, { now: clock() });
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  const downloads: Download[] = [];
+  page.on('download', (download) => downloads.push(download));
+  // The session's end refused once (a restart, say): both files are saved by then.
+  let refused = 0;
+  await page.route('**/download-complete', (route) => (refused++ === 0 ? route.fulfill({ status: 503, body: 'busy' }) : route.fallback()));
+
+  await page.goto(`${base}/d/${token}`);
+  await page.locator('#download-all').click();
+  await page.getByText(/The download stopped: HTTP 503/).waitFor({ timeout: 20_000 });
+  await page.locator('#download-all').click();
+  await page.locator('#downloader.complete').waitFor({ timeout: 20_000 });
+  await eventually(async () => (downloads.length >= 2 ? true : undefined));
+  const row = await tokenRow(token);
+  expect(row.usedAt).not.toBeNull();
+  expect(await h.orm.em.fork().count(ActivityLogEntry, { kind: 'file_download', token: row.id })).toBe(2);
+  expect(downloads).toHaveLength(2);
+  await context.close();
+});
+
 test('an expired link shows the 410 page with its button', async () => {
   const { token } = await seedPurchase(h, org.orgId, product, { now: clock() });
   offsetMs = h.config.downloadLinks.ttlMs + 3_600_000; // an hour past the link's lifetime

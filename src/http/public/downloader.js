@@ -160,6 +160,11 @@
         var row = rows[i];
         var name = row.getAttribute('data-file-name');
         var size = Number(row.getAttribute('data-file-size'));
+        // Tried again after a failure: a file already saved is not fetched (and counted) again.
+        if (row.classList.contains('done')) {
+          before += size;
+          continue;
+        }
         var bar = row.querySelector('.file-progress');
         bar.hidden = false;
         var label = rows.length > 1 ? 'Downloading ' + name + ' (' + (i + 1) + ' of ' + rows.length + ')' : 'Downloading ' + name;
