@@ -178,6 +178,8 @@ export function planDeliveries(
   return plan;
 }
 
+const LINE_WITHOUT_SKU = 'the refunded line has no SKU: it names no product';
+
 /**
  * A refund or dispute event is one entry of kind refund/dispute (decisions §9). A partial refund by
  * amount is final at once (`kept`); otherwise each named line is an item (a whole-order event one
@@ -202,11 +204,19 @@ export function planRevocations(orgId: string, platform: Platform, revocations: 
     const workflowId = revocationWorkflowId(request);
     const skus = scope.kind === 'lines' ? scope.skus : [null];
     for (const sku of skus) {
+      // A refunded line without a SKU (gift wrap, shipping protection) names no product: decided now,
+      // since an undecided item without one stands for the whole order.
+      if (scope.kind === 'lines' && sku === null) {
+        entry.items.push({ id: randomUUID(), sku: null, productId: null, outcome: 'not found', reason: LINE_WITHOUT_SKU, workflowId: null });
+        continue;
+      }
       const productId = sku === null ? null : matches.get(normaliseSku(sku))?.productId ?? null;
       entry.items.push({ id: randomUUID(), sku, productId, outcome: null, reason: null, workflowId });
     }
-    entry.workflowIds.push(workflowId);
-    plan.dispatches.push({ kind: 'revoke', workflowId, orgId, payload: request });
+    if (entry.items.some((item) => item.outcome === null)) {
+      entry.workflowIds.push(workflowId);
+      plan.dispatches.push({ kind: 'revoke', workflowId, orgId, payload: request });
+    }
     plan.entries.push(entry);
   }
   return plan;

@@ -373,6 +373,26 @@ test('storefront-a: a refund of one of two lines revokes that product only; the 
   expect(mail.text).not.toContain('Ebook Pro');
 });
 
+test('storefront-a: a refund of the ebook and of a line without a SKU (gift wrap) revokes the ebook only', async () => {
+  const platform = 'storefront-a';
+  const org = await seedWebhookOrg(h);
+  const ids = freshIds(platform);
+  const bought = await buy(org, platform, ids);
+
+  const refund = JSON.parse(refundFor(platform, ids).toString('utf8')) as { refund_line_items: Array<{ id: number; line_item: { id: number; sku: string | null } }> };
+  const [line] = refund.refund_line_items;
+  refund.refund_line_items.push({ ...line, id: line.id + 1, line_item: { ...line.line_item, id: line.line_item.id + 1, sku: null } });
+  const entry = await takeBack(org, platform, Buffer.from(JSON.stringify(refund)));
+  expect(itemsOf(entry).map((i) => [i.sku, i.outcome, i.purchase?.id ?? null])).toEqual([
+    ['ebook-pro', 'revoked', bought.purchases.get('ebook-pro')!.id],
+    [null, 'not found', null],
+  ]);
+  const purchases = await purchasesBySku(org.orgId);
+  expect(purchases.get('ebook-pro')!.revokeReason).toBe('refund');
+  expect(purchases.get('course-basic')!.revokedAt).toBeNull();
+  await expectDownloads(bought.tokens.get('course-basic')!, org.course);
+});
+
 const DISPUTES: Array<[RefundingPlatform, string]> = [
   ['payments-c', 'payments-c.dispute-created.json'],
   ['cart-e', 'cart-e.disputed.txt'],
