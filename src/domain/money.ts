@@ -38,13 +38,30 @@ export function normaliseAmount(text: string, currency: string): string | null {
   return digits === 0 ? whole : `${whole}.${fraction.padEnd(digits, '0')}`;
 }
 
-/** Minor units (integer cents, as sent by some platforms) to a decimal string. */
-export function fromMinorUnits(minor: string | number | bigint, currency: string): string | null {
+/**
+ * Minor units (integer cents, as sent by some platforms) to a decimal string. `digits`: the
+ * platform's minor digits when they are not the currency's own; the amount is then written with the
+ * currency's (null when it holds a fraction the currency has not).
+ */
+export function fromMinorUnits(minor: string | number | bigint, currency: string, digits = minorDigits(currency)): string | null {
   const text = String(minor).trim();
   if (!/^\d{1,18}$/.test(text)) return null;
-  const digits = minorDigits(currency);
-  if (digits === 0) return text.replace(/^0+(?=\d)/, '');
-  const padded = text.padStart(digits + 1, '0');
-  const whole = padded.slice(0, -digits).replace(/^0+(?=\d)/, '');
-  return `${whole}.${padded.slice(-digits)}`;
+  let decimal: string;
+  if (digits === 0) decimal = text.replace(/^0+(?=\d)/, '');
+  else {
+    const padded = text.padStart(digits + 1, '0');
+    decimal = `${padded.slice(0, -digits).replace(/^0+(?=\d)/, '')}.${padded.slice(-digits)}`;
+  }
+  return digits === minorDigits(currency) ? decimal : normaliseAmount(decimal, currency);
+}
+
+/**
+ * Where payments-c's API counts minor units otherwise than ISO 4217 (Stripe's currencies page,
+ * special cases): ISK stays two-decimal in its amounts (100 = 1 króna), MGA is zero-decimal.
+ */
+const PAYMENTS_C_DIGITS: Readonly<Record<string, number>> = { ISK: 2, MGA: 0 };
+
+/** The minor-unit digits of payments-c's amounts in this currency. */
+export function paymentsCMinorDigits(currency: string): number {
+  return PAYMENTS_C_DIGITS[currency.toUpperCase()] ?? minorDigits(currency);
 }

@@ -3,7 +3,7 @@
  * the few conversions every platform needs. Anything that cannot be read throws WebhookParseError,
  * so `parse` never throws another error type.
  */
-import { fromMinorUnits, normaliseAmount, normaliseCurrency } from '../domain/money';
+import { fromMinorUnits, minorDigits, normaliseAmount, normaliseCurrency } from '../domain/money';
 import { WebhookParseError, type WebhookRequest } from './adapter';
 import { parseJson } from './json';
 
@@ -115,11 +115,14 @@ export function decimalAmount(value: unknown, currency: string | null): string |
   return source === null ? null : normaliseAmount(source, currency);
 }
 
-/** An amount in integer minor units (cents) as a decimal string, or null. */
-export function minorAmount(value: unknown, currency: string | null): string | null {
+/**
+ * An amount in integer minor units (cents) as a decimal string, or null. `digitsOf`: how many minor
+ * digits the platform counts in the currency, when not ISO 4217's.
+ */
+export function minorAmount(value: unknown, currency: string | null, digitsOf: (currency: string) => number = minorDigits): string | null {
   if (currency === null) return null;
   const source = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : null) : text(value);
-  return source === null ? null : fromMinorUnits(source, currency);
+  return source === null ? null : fromMinorUnits(source, currency, digitsOf(currency));
 }
 
 /** unit × quantity on integer minor units (BigInt), never floats. */

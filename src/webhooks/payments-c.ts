@@ -30,6 +30,7 @@ import {
   text,
   type JsonObject,
 } from './fields';
+import { paymentsCMinorDigits } from '../domain/money';
 import { partialRefund } from './revocation';
 import { configured, headerValue, hmacSha256, safeEqual } from './signature';
 import type { SignatureCheck } from '../domain/integration-health';
@@ -98,7 +99,7 @@ function expandedLineItems(session: JsonObject): unknown[] | undefined {
 }
 
 function sessionLines(session: JsonObject, currency: string | null): NormalizedLine[] {
-  const total = minorAmount(session.amount_total, currency);
+  const total = minorAmount(session.amount_total, currency, paymentsCMinorDigits);
   const skus = metadataSkus(objectAt(session.metadata));
   if (skus.length > 0) {
     return skus.map((sku) => ({ sku, quantity: 1, amount: skus.length === 1 ? total : null }));
@@ -111,7 +112,7 @@ function sessionLines(session: JsonObject, currency: string | null): NormalizedL
       return {
         sku: firstText(price?.lookup_key, objectAt(price?.metadata)?.sku),
         quantity: quantityOf(item.quantity, `line_items.data[${index}].quantity`),
-        amount: minorAmount(item.amount_total, currencyOf(item.currency) ?? currency),
+        amount: minorAmount(item.amount_total, currencyOf(item.currency) ?? currency, paymentsCMinorDigits),
       };
     });
   }

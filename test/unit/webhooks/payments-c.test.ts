@@ -129,6 +129,21 @@ describe('payments-c parse', () => {
     expect(order.lines).toEqual([{ sku: 'ebook-pro', quantity: 1, amount: '500' }]);
   });
 
+  it.each([
+    // Its API departs from ISO 4217 here: ISK stays two-decimal (100 = 1 króna), MGA is zero-decimal.
+    ['isk', 290_000, '2900'],
+    ['mga', 290_000, '290000.00'],
+    ['huf', 290_000, '2900.00'],
+    ['kwd', 29_000, '29.000'],
+  ])('reads %s amounts in its API\'s minor units (%d → %s)', (currency, minor, amount) => {
+    const raw = edited('payments-c.json', (b) => {
+      session(b).metadata = { sku: 'ebook-pro' };
+      session(b).currency = currency;
+      session(b).amount_total = minor;
+    });
+    expect(onlyOrder(paymentsC.parse(request(raw))).lines).toEqual([{ sku: 'ebook-pro', quantity: 1, amount }]);
+  });
+
   it('reads SKUs from expanded line_items (lookup_key, else price.metadata.sku)', () => {
     const lineItems = fixtureJson('payments-c.line_items.json');
     const items = lineItems.data as Json[];
