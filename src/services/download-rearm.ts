@@ -12,6 +12,7 @@ import { isUuid } from '../domain/uuid';
 import { forgetPurchaseCoverage } from '../downloads/download-store';
 import { expireOpenLinks, logStaffAction, type StaffActor } from '../purchases/link-store';
 import { lockPurchaseForRearm, restartDownloadCount } from '../purchases/purchase-store';
+import { countStaffMail } from './staff-mail-limit';
 import { enqueueDispatches } from './workflow-outbox';
 
 export interface Rearmed {
@@ -27,6 +28,8 @@ export async function rearmPurchase(em: EntityManager, orgId: string, purchaseId
     const purchase = await lockPurchaseForRearm(tx, orgId, purchaseId);
     if (!purchase) throw new NotFoundError('purchase not found');
     if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before re-arming');
+    // Counted once the purchase is known to be the caller's and gets an email: a refused re-arm uses none.
+    await countStaffMail(tx, purchaseId, now);
     await restartDownloadCount(tx, purchaseId, now);
     await forgetPurchaseCoverage(tx, purchaseId);
     await expireOpenLinks(tx, purchaseId, now);

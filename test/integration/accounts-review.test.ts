@@ -155,6 +155,20 @@ describe('L5. what members may do to limits and see of buyers; staff mail per pu
     expect((await h.app.inject({ method: 'POST', url: `/api/purchases/${other.purchaseId}/rearm`, headers: bearer(admin.apiKey) })).statusCode).toBe(200);
   });
 
+  test('a re-arm that sends nothing (another organisation\'s purchase, a revoked one) uses none of the purchase\'s emails', async () => {
+    const admin = await seedUser(h, org.orgId, 'admin');
+    const product = await seedProduct(h, org.orgId);
+    const { purchaseId } = await seedPurchase(h, org.orgId, product);
+    const stranger = await seedUser(h, (await seedOrganisation(h)).orgId, 'admin');
+    const rearm = (apiKey: string) => h.app.inject({ method: 'POST', url: `/api/purchases/${purchaseId}/rearm`, headers: bearer(apiKey) });
+    for (let i = 0; i < STAFF_MAIL_LIMIT.perPurchase; i += 1) expect((await rearm(stranger.apiKey)).statusCode).toBe(404);
+    await h.app.inject({ method: 'POST', url: `/api/purchases/${purchaseId}/revoke`, headers: bearer(admin.apiKey) });
+    expect((await rearm(admin.apiKey)).statusCode).toBe(409);
+    await h.app.inject({ method: 'POST', url: `/api/purchases/${purchaseId}/restore`, headers: bearer(admin.apiKey) });
+    for (let i = 0; i < STAFF_MAIL_LIMIT.perPurchase; i += 1) expect((await rearm(admin.apiKey)).statusCode).toBe(200);
+    expect((await rearm(admin.apiKey)).statusCode).toBe(429);
+  });
+
   test('a purchase\'s download limit change is in its staff-action log, with who and what', async () => {
     const admin = await seedUser(h, org.orgId, 'admin');
     const product = await seedProduct(h, org.orgId);

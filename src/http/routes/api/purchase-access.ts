@@ -6,7 +6,7 @@ import { REVOKE_REASONS } from '../../../domain/statuses';
 import { renderEvidencePdf } from '../../../evidence/evidence-pdf';
 import { setPurchaseDownloadLimit } from '../../../purchases/purchase-store';
 import { rearmPurchase } from '../../../services/download-rearm';
-import { countStaffMail, STAFF_MAIL_LIMIT } from '../../../services/staff-mail-limit';
+import { STAFF_MAIL_LIMIT } from '../../../services/staff-mail-limit';
 import { purchaseEvidence } from '../../../services/evidence';
 import { restoreByHand, revokeByHand } from '../../../services/revocations';
 import { DownloadLimitInput } from '../../../services/products';
@@ -91,7 +91,6 @@ export function purchaseAccessRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       },
     }, async (request) => {
       const principal = principalOf(request);
-      await countStaffMail(request.em, request.params.purchaseId, deps.clock());
       const rearmed = await rearmPurchase(request.em, principal.orgId, request.params.purchaseId, actorOf(principal), deps.clock());
       deps.dispatcher.recorded(principal.orgId);
       return rearmed;
