@@ -112,13 +112,18 @@ export async function setNotificationTotal(em: EntityManager, notificationId: st
 const recipientsRead = statement<{ id: string }, { notificationId: string; after: string | null; limit: number }>(
   { id: true },
   (p) => sql`select p.id from version_notification n
+     join product pr on pr.id = n.product_id and pr.active_version_id = n.version_id
      join purchase p on p.product_id = n.product_id and p.organisation_id = n.organisation_id
      join customer c on c.id = p.customer_id
      where n.id = ${p.notificationId} and ${NOTICE_ELIGIBLE} and (${p.after}::uuid is null or p.id > ${p.after}::uuid)
      order by p.id limit ${p.limit}`,
 );
 
-/** The next purchases to notify, by id after `after`: still eligible now (a revoke or unsubscribe since counts). */
+/**
+ * The next purchases to notify, by id after `after`: still eligible now (a revoke or unsubscribe since
+ * counts), and none once the version is no longer the product's active one (a newer one, or one
+ * pulled back to: its buyers are not moved to this version).
+ */
 export async function noticeRecipientsAfter(em: EntityManager, notificationId: string, after: string | null, limit: number): Promise<string[]> {
   return (await recipientsRead.rows(em, { notificationId, after, limit })).map((row) => row.id);
 }
@@ -162,13 +167,16 @@ const noticeContextRead = statement<NoticeContextRow, { purchaseId: string; noti
      from version_notification n
      join organisation o on o.id = n.organisation_id
      join product_version v on v.id = n.version_id
-     join product pr on pr.id = n.product_id
+     join product pr on pr.id = n.product_id and pr.active_version_id = n.version_id
      join purchase p on p.id = ${p.purchaseId} and p.product_id = n.product_id
      join customer c on c.id = p.customer_id
      where n.id = ${p.notificationId} and ${NOTICE_ELIGIBLE}`,
 );
 
-/** The notice of the notification to the purchase; undefined when the purchase is no longer eligible. */
+/**
+ * The notice of the notification to the purchase; undefined when the purchase is no longer eligible
+ * or the version is no longer the product's active one.
+ */
 export function noticeContextOf(em: EntityManager, notificationId: string, purchaseId: string): Promise<NoticeContextRow | undefined> {
   return noticeContextRead.first(em, { purchaseId, notificationId });
 }

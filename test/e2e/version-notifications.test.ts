@@ -364,6 +364,26 @@ describe('the rate bound (UPDATE_NOTICE_RATE=5)', () => {
     expect(starts[starts.length - 1] - starts[0]).toBeGreaterThanOrEqual(2_300);
   });
 
+  test('a newer version made active stops the notices of the one before: nobody is moved back to it', async () => {
+    const org = await freshOrg(w);
+    const buyers = await seedBuyers(w, org, 33); // 30 eligible: 6 s of notices at 5 a second
+    const v2 = await uploadVersion(w, org, buyers.product.productId, '2.0.0');
+    const started = await notify(w, org, buyers.product.productId, v2.id);
+    expect(started.status).toBe(202);
+    await w.h.mailbox.waitFor((m) => m.subject === `New version of ${buyers.productName}: 2.0.0`, 30_000);
+    const v3 = await uploadVersion(w, org, buyers.product.productId, '3.0.0');
+    const progress = await done(w, org, buyers.product.productId, started.body.notificationId);
+    const announced = noticesOf(w, buyers.productName, '2.0.0').length;
+    expect(announced).toBeLessThan(20);
+    expect(progress.sent).toBe(announced);
+    const [{ n }] = await w.h.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from purchase where version_id = ?', [v2.id]);
+    expect(Number(n)).toBe(announced);
+    // A sale after the newer version is on it, and stays there.
+    const late = await seedPurchase(w.h, org.orgId, { productId: buyers.product.productId, versionId: v3.id });
+    const [{ version_id: version }] = await w.h.orm.em.fork().execute<Array<{ version_id: string }>>('select version_id from purchase where id = ?', [late.purchaseId]);
+    expect(version).toBe(v3.id);
+  });
+
   test('a stall of the sending process (a long GC pause, a starved CPU) does not let the waiting notices out at once', async () => {
     // The worker runs in this process: blocking it for 1.5 s while four senders wait for their slots
     // makes every one of those slots pass. Sent the moment they wake, they would begin together.
