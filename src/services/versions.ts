@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ProductVersion, VersionFile } from '../db/entities';
 import { ConflictError, PayloadTooLargeError, ValidationError } from '../domain/errors';
 import { VERSION_STATUSES } from '../domain/statuses';
+import { unstorableText } from '../domain/storable-text';
 import { ObjectTooLargeError, type FileStorage } from '../storage/file-storage';
 import { findProduct } from './products';
 import { assertStampableFile } from './stamped-copies';
@@ -97,6 +98,8 @@ function versionLabelOf(value: string | undefined): string {
   const label = value?.trim();
   if (!label) throw new ValidationError('version is required');
   if (label.length > 100) throw new ValidationError('version has at most 100 characters');
+  const unstorable = unstorableText(label);
+  if (unstorable !== null) throw new ValidationError(`version ${unstorable}`);
   return label;
 }
 

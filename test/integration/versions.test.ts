@@ -257,6 +257,7 @@ describe.each(['local disk', 'S3'] as const)('files on %s', (storageKind) => {
         ['no files', 'at least one file is required (multipart parts named "file")', [{ name: 'version', value: '9' }]],
         ['no version', 'version is required', [small('a.bin')]],
         ['a blank version', 'version is required', [small('a.bin'), { name: 'version', value: '  ' }]],
+        ['a version with a NUL character', 'version contains a NUL character', [small('a.bin'), { name: 'version', value: '1.0\u0000' }]],
         ['activate not a boolean', 'activate must be "true" or "false"', [{ name: 'version', value: '9' }, { name: 'activate', value: 'yes' }, small('a.bin')]],
         ['a file in another field', 'unexpected file field "upload" (files go in "file" parts)', [{ name: 'version', value: '9' }, small('a.bin'), { name: 'upload', filename: 'u.bin', bytes: Buffer.from('u') }]],
         ['a file without a name', 'each file part needs a file name', [{ name: 'version', value: '9' }, small('a.bin'), { name: 'file', filename: '', bytes: Buffer.from('') }]],
