@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Product, ProductSku, ProductVersion } from '../db/entities';
 import { productFiles, productListingJson, productListingsJson } from '../catalogue/catalogue-store';
@@ -129,8 +129,9 @@ export async function getProduct(em: EntityManager, orgId: string, productId: st
 }
 
 /** The product entity, scoped to the organisation (404 otherwise). */
-export async function findProduct(em: EntityManager, orgId: string, productId: string): Promise<Product> {
-  const product = isUuid(productId) ? await em.findOne(Product, { id: productId, organisation: orgId }) : null;
+export async function findProduct(em: EntityManager, orgId: string, productId: string, options: { lock?: boolean } = {}): Promise<Product> {
+  const lock = options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {};
+  const product = isUuid(productId) ? await em.findOne(Product, { id: productId, organisation: orgId }, lock) : null;
   if (!product) throw new NotFoundError('product not found');
   return product;
 }
@@ -220,14 +221,15 @@ export async function createProduct(em: EntityManager, orgId: string, input: Cre
 /**
  * PUT /api/products/{productId}: merges the given fields; answers the full row. A download limit
  * bounds what every buyer of the product may take: only owners and admins change it (a member's
- * form may send it back unchanged).
+ * form may send it back unchanged). `addSkus` (not a field of the API: mapping an unmatched SKU)
+ * adds to the SKUs as they are when the product is locked, so maps at the same moment all stay.
  */
 export async function updateProduct(
   em: EntityManager,
   storage: FileStorage,
   editor: Pick<Principal, 'orgId' | 'role'>,
   productId: string,
-  patch: UpdateProductInput,
+  patch: UpdateProductInput & { addSkus?: string[] },
 ): Promise<ProductJson> {
   const { orgId } = editor;
   const name = patch.name === undefined ? undefined : requiredName(patch.name);
@@ -236,7 +238,8 @@ export async function updateProduct(
   if (patch.stampPdfs === true) await assertProductStampable(em, storage, orgId, productId);
 
   await em.transactional(async (tx) => {
-    const product = await findProduct(tx, orgId, productId);
+    // Locked: two edits at once are made one after the other, each on what the other saved.
+    const product = await findProduct(tx, orgId, productId, { lock: true });
     if (name !== undefined) product.name = name;
     if (patch.stampPdfs !== undefined) product.stampPdfs = patch.stampPdfs;
     if (patch.description !== undefined) product.description = patch.description;
@@ -260,10 +263,11 @@ export async function updateProduct(
       }
     }
     if (patch.activeVersionId !== undefined) product.activeVersion = await readyVersionOf(tx, product, patch.activeVersionId);
-    if (slug !== undefined || patch.skus !== undefined) {
+    if (slug !== undefined || patch.skus !== undefined || patch.addSkus !== undefined) {
       if (slug !== undefined) product.slug = slug;
       const existing = await tx.find(ProductSku, { product });
-      const extras = extraSkusOf(patch.skus ?? existing.filter((row) => !row.isSlug).map((row) => row.sku), product.slug);
+      const listed = patch.skus ?? existing.filter((row) => !row.isSlug).map((row) => row.sku);
+      const extras = extraSkusOf([...listed, ...(patch.addSkus ?? [])], product.slug);
       await assertSkusFree(tx, orgId, product.id, product.slug, extras);
       await syncSkus(tx, product, extras, existing);
     }

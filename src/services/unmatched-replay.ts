@@ -95,7 +95,7 @@ export async function mapUnmatchedSku(em: EntityManager, storage: FileStorage, e
   const sku = skuOf(rawSku);
   const { product } = await getProduct(em, orgId, productId);
   if (!product.skus.includes(normaliseSku(sku)) && product.slug !== normaliseSku(sku)) {
-    await updateProduct(em, storage, editor, productId, { skus: [...product.skus, sku] });
+    await updateProduct(em, storage, editor, productId, { addSkus: [sku] });
   }
   return heldSales(em, orgId, sku);
 }

@@ -373,6 +373,16 @@ describe('refusals', () => {
     expect(await targetPurchases(org)).toHaveLength(0);
   });
 
+  test('SKUs mapped to one product at the same moment are all kept', async () => {
+    const org = await freshOrg();
+    const skus = Array.from({ length: 8 }, () => freshSku());
+    await Promise.all(skus.map((sku) => deliverWebhook(org, saleOf(org, 'cart-e', sku))));
+    const mapped = await Promise.all(skus.map((sku) => mapSku(org, sku, org.target.productId)));
+    expect(mapped.map((m) => m.status)).toEqual(skus.map(() => 200));
+    const product = await api<{ product: { skus: string[] } }>('GET', `/api/products/${org.target.productId}`, org.auth);
+    expect([...product.body.product.skus].sort()).toEqual(skus.map((sku) => sku.toLowerCase()).sort());
+  });
+
   test('members may list the held sales but not map or deliver them (403)', async () => {
     const org = await freshOrg();
     const sku = freshSku();
