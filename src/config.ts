@@ -261,11 +261,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
   const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER' | 'RECONCILE_INTERVAL' | 'RECONCILE_LOOKBACK' | 'DISPATCH_FAIRNESS_WINDOW') => {
+    let ms: number;
     try {
-      return parseDuration(e[name]);
+      ms = parseDuration(e[name]);
     } catch (err) {
       throw new Error(`Invalid configuration: ${name}: ${(err as Error).message}`);
     }
+    // Zero means nothing useful in any of them (a receipt retried without end, a poll that never waits).
+    if (ms === 0) throw new Error(`Invalid configuration: ${name}: give a duration longer than zero ("${e[name]}")`);
+    return ms;
   };
   const config: Config = {
     port: e.PORT,

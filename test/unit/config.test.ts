@@ -65,6 +65,10 @@ describe('config', () => {
     expect(() => loadConfig({ OUTBOUND_RETRY_SCHEDULE: '5s,,1m' })).toThrow(/OUTBOUND_RETRY_SCHEDULE/);
     expect(() => loadConfig({ OUTBOUND_WEBHOOKS_ALLOW_PRIVATE: 'yes' })).toThrow(/OUTBOUND_WEBHOOKS_ALLOW_PRIVATE/);
     expect(() => loadConfig({ EMAIL_RETRY_WINDOW: 'soon' })).toThrow(/EMAIL_RETRY_WINDOW/);
+    // Zero is no setting: a receipt retried without end, a poll that never waits.
+    for (const name of ['EMAIL_RETRY_WINDOW', 'DISPATCH_POLL_INTERVAL', 'RECONCILE_INTERVAL']) {
+      expect(() => loadConfig({ [name]: '0s' })).toThrow(new RegExp(`${name}: .*longer than zero`));
+    }
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
 });
