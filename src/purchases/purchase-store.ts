@@ -727,6 +727,9 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        insert into customer (id, organisation_id, email, name, created_at)
        select gen_random_uuid(), i.org_id, i.email, i.name, now()
        from input i where i.email is not null and exists (select 1 from product_row pr where pr.ord = i.ord)
+         -- A line of an order already recorded makes no purchase, and so no customer.
+         and not exists (select 1 from purchase p where p.organisation_id = i.org_id and p.source = i.source
+           and p.external_order_id = i.external_order_id and p.product_id = i.product_id)
        order by i.ord
        on conflict (organisation_id, email) do nothing returning id, organisation_id, email),
      customer_row as (

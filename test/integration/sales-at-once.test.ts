@@ -110,4 +110,9 @@ test('sales sent at once through the API are each answered, one order once', asy
   expect(sameOrder.map((r) => r.statusCode).sort()).toEqual([201, 409, 409, 409, 409, 409]);
   expect(sameOrder.filter((r) => r.statusCode === 409).map((r) => r.body)).toEqual(Array(5).fill(expect.stringContaining('this order is already recorded')));
   expect(await execute(`select count(*)::int as n from purchase where organisation_id = ?`, [org.orgId])).toEqual([{ n: 31 }]);
+  // The order once recorded, a sale of it refused creates no customer either.
+  const late = await post({ customerId: 'new', 'newCustomer.email': 'late-same-order@example.com', source: 'cart-e', externalOrderId: 'HAND-1' });
+  expect(late.statusCode).toBe(409);
+  expect(await execute(`select count(*)::int as n from customer where organisation_id = ? and email = ?`, [org.orgId, 'late-same-order@example.com']))
+    .toEqual([{ n: 0 }]);
 });
