@@ -16,7 +16,7 @@ export interface ServedFile {
 }
 
 /** Copies being made in this process, by purchase and file: a second first request waits for the first's. */
-const making = new Map<string, Promise<StampedCopyRow>>();
+const making = new Map<string, Promise<{ copy: StampedCopyRow; recorded: boolean }>>();
 
 /**
  * What a link's file request is served (decisions §16): the stored file itself, or, for a PDF of a
@@ -35,12 +35,9 @@ export async function servedFile(em: EntityManager, storage: FileStorage, link: 
   if (known && (await holds(storage, known))) return { file: asServed(file, known), madeCopy: false };
   const key = `${link.purchaseId}/${file.id}`;
   const underWay = making.get(key);
-  if (underWay) return { file: asServed(file, await underWay), madeCopy: false };
+  if (underWay) return { file: asServed(file, (await underWay).copy), madeCopy: false };
   const made = makeStampedCopy(em, storage, link, file, known?.storage_key ?? null, now);
-  const shared = made.then((m) => m.copy);
-  // Its failure is the waiters' (and this request's, below); unwaited, it must not be unhandled.
-  shared.catch(() => undefined);
-  making.set(key, shared);
+  making.set(key, made);
   try {
     const { copy, recorded } = await made;
     return { file: asServed(file, copy), madeCopy: recorded };
