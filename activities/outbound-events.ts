@@ -7,7 +7,7 @@ import { endpointDisabledMail } from '../src/mail/templates';
 import type { KeyRing } from '../src/security/key-ring';
 import type { ActivityDeps } from './deps';
 import { recordOutboundAttempt } from './metrics';
-import { createSendOnce } from './send-once';
+import { createSendOnce, PERMANENT_SMTP_FAILURE } from './send-once';
 
 /** Attempts waiting for one endpoint's slot in this process, at most; more answer `busy` at once. */
 const MAX_WAITING_PER_ENDPOINT = 50;
@@ -33,7 +33,7 @@ export function outboundEventActivities({ orm, mailer, config, keyRing }: Activi
         endpointDisabledMail({ orgName: staff.orgName, url: disabled.url, reason: disabled.reason, settingsUrl: `${config.baseUrl}/settings/webhooks` }),
       { exclusive: true });
     } catch (error) {
-      if (!(error instanceof ApplicationFailure && error.type === 'PermanentSmtpFailure')) throw error;
+      if (!(error instanceof ApplicationFailure && error.type === PERMANENT_SMTP_FAILURE)) throw error;
       Context.current().log.warn('the relay refused the email of a disabled endpoint', { endpointId, message: error.message });
     }
   }

@@ -18,6 +18,9 @@ export type SendOnce = (
 
 type SentRow = SentEmailRow;
 
+/** The failure type of an email the relay refused for good (5xx): not retried. */
+export const PERMANENT_SMTP_FAILURE = 'PermanentSmtpFailure';
+
 /** What one send leaves in the log row: the message's subject, and the relay's answer. */
 interface Outcome {
   subject: string;
@@ -119,10 +122,10 @@ export function createSendOnce({ orm, mailer, config }: Pick<ActivityDeps, 'orm'
     }
     if (outcome === undefined) {
       // Sent or refused for good by an earlier attempt with this key.
-      if (log.status === 'failed') throw ApplicationFailure.nonRetryable(log.error ?? 'refused by the mail server', 'PermanentSmtpFailure');
+      if (log.status === 'failed') throw ApplicationFailure.nonRetryable(log.error ?? 'refused by the mail server', PERMANENT_SMTP_FAILURE);
       return;
     }
-    if (outcome.status === 'failed') throw ApplicationFailure.nonRetryable(outcome.error ?? 'refused by the mail server', 'PermanentSmtpFailure');
+    if (outcome.status === 'failed') throw ApplicationFailure.nonRetryable(outcome.error ?? 'refused by the mail server', PERMANENT_SMTP_FAILURE);
     if (outcome.temporary !== undefined) {
       Context.current().log.warn('temporary SMTP failure, will retry', { businessKey, message: outcome.error });
       throw outcome.temporary;
