@@ -137,15 +137,17 @@ export async function findLinkFile(em: EntityManager, link: DownloadLink, fileId
 
 /**
  * Counts the bytes `start`..`end` (inclusive) of a file as sent to the link's purchase before they
- * go out, unless that would take the purchase past its byte budget: download limit × file size
- * since the purchase or its last re-arm (decisions §10; security review M2). Pieces that never
- * complete a file, or a response cut short, still cost their bytes, so no mix of links and ranges
- * gets more than `limit` copies out. Returns false, counting nothing, when over the budget; an
- * unlimited purchase is always let through (its bytes are counted all the same).
+ * go out, unless that would take the purchase past its limit (decisions §10; security review M2):
+ * its completed transfers, with those of its other files started and not finished, reach the
+ * limit, or the file's bytes pass its budget of limit × file size since the purchase or its last
+ * re-arm. Pieces that never complete a file, or a response cut short, still cost their bytes, so no
+ * mix of links and ranges gets more than `limit` copies out. Returns false, counting nothing, when
+ * over; an unlimited purchase is always let through (its bytes are counted all the same).
  */
 export async function reserveBytes(em: EntityManager, link: DownloadLink, file: DownloadFile, range: { start: number; end: number }, now: Date): Promise<boolean> {
-  const budget = link.allowance.allowed === null ? null : link.allowance.allowed * file.size;
-  return reserveCoverageBytes(em, link.purchaseId, file.id, range.end - range.start + 1, budget, now);
+  const allowed = link.allowance.allowed;
+  const limit = allowed === null ? null : { transfers: allowed, budget: allowed * file.size };
+  return reserveCoverageBytes(em, link.purchaseId, file.id, range.end - range.start + 1, limit, now);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { ActivityLogEntry } from '../../src/db/entities';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
-import { issueToken, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
+import { addVersionFile, issueToken, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
 import { seedProduct, type SeededProduct } from '../helpers/seed';
 import { pdfText } from '../helpers/pdf-text';
@@ -227,6 +227,44 @@ describe('download limits and re-arm', () => {
     const page = await fetch(url(second), { headers: { range: 'bytes=0-9' } });
     expect(page.status).toBe(410);
     expect(await page.text()).toContain('limit');
+  });
+
+  test('the limit counts transfers of different files started at once: as many go out as it allows', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Bundle Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 2 });
+    const fileIds = [limited.fileId];
+    for (const part of ['two', 'three', 'four', 'five']) {
+      fileIds.push(await addVersionFile(h, limited.versionId, `part-${part}.txt`, Buffer.from(`part ${part} ${'y'.repeat(4000)}`)));
+    }
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const statuses = await Promise.all(fileIds.map(async (fileId) => {
+      const response = await fetch(`${base}/d/${token}/files/${fileId}`);
+      await response.arrayBuffer();
+      return response.status;
+    }));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 410)).toHaveLength(3);
+    await transfersOf(purchaseId, 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await h.orm.em.fork().count(ActivityLogEntry, { purchase: purchaseId, kind: 'file_download' })).toBe(2);
+  });
+
+  test('a transfer started and not finished holds its place under the limit until it finishes', async () => {
+    const limited = await seedProduct(h, callers.orgId, { name: 'Two Part Course' });
+    await api('PUT', `/api/products/${limited.productId}`, callers.owner, { downloadLimit: 1 });
+    const other = await addVersionFile(h, limited.versionId, 'part-two.txt', Buffer.from('the second part'));
+    const { purchaseId, token } = await seedPurchase(h, callers.orgId, limited);
+    const url = (fileId: string) => `${base}/d/${token}/files/${fileId}`;
+
+    // The first file's first ten bytes: its transfer is under way, and takes the one place.
+    expect(await ranged(url(limited.fileId), 'bytes=0-9')).toBe(206);
+    const refused = await fetch(url(other));
+    expect(refused.status).toBe(410);
+    expect(await refused.text()).toContain('limit');
+    // The started transfer may finish; then the limit is reached for every file.
+    expect(await ranged(url(limited.fileId), 'bytes=10-')).toBe(206);
+    await transfersOf(purchaseId, 1);
+    expect((await fetch(url(other))).status).toBe(410);
   });
 
   test('re-arming a revoked purchase is 409 and sends nothing', async () => {
