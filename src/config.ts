@@ -49,8 +49,8 @@ const optionalText = z
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
-  BASE_URL: optionalText,
-  SITE_URL: optionalText,
+  BASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'give the http(s) address the service is reached at, like https://downloads.example.com' }).optional()),
+  SITE_URL: optionalText.pipe(z.url({ protocol: /^https?$/, error: 'give the http(s) address customers open links on, like https://downloads.example.com' }).optional()),
   DATA_DIR: z.string().default('./.data'),
   DATABASE_URL: optionalText,
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
@@ -58,7 +58,7 @@ const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('fulfilment'),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
-  TEMPORAL_UI_URL: optionalText,
+  TEMPORAL_UI_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
   TEMPORAL_CLI_PATH: optionalText,
   TEMPORAL_ACCEPT_PLAINTEXT_PAYLOADS: z.enum(['true', 'false']).default('false'),
   SMTP_URL: optionalText,
@@ -94,7 +94,10 @@ const EnvSchema = z.object({
   DISPATCH_ORGANISATION_BACKLOG: z.coerce.number().int().min(1).default(5000),
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(256),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).default(500),
-  WORKER_METRICS_ADDRESS: z.string().default('127.0.0.1:9464'),
+  // The SDK's bind address is an IP and a port (no host names): `127.0.0.1:9464`, `[::1]:9464`.
+  WORKER_METRICS_ADDRESS: z.string().trim()
+    .regex(/^(off|\d{1,3}(\.\d{1,3}){3}:\d{1,5}|\[[0-9a-fA-F:.]+\]:\d{1,5})$/, 'give an IP address and a port, like 127.0.0.1:9464 or [::1]:9464, or off')
+    .default('127.0.0.1:9464'),
   CLUSTER_API_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
   CLUSTER_WORKER_PROCESSES: z.coerce.number().int().min(1).max(16).default(2),
   CLUSTER_HISTORY_SHARDS: z.coerce.number().int().min(1).max(4096).default(4),
@@ -250,9 +253,16 @@ function stripTrailingSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-/** The one place that reads the environment. */
+/** The longest wait a Node.js timer takes (2^31 − 1 ms, about 24.8 days): past it, Node waits 1 ms instead. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The one place that reads the environment. A variable set to nothing (or spaces) counts as unset,
+ * so `PORT=` is the default port, not port 0.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const parsed = EnvSchema.safeParse(env);
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const parsed = EnvSchema.safeParse(given);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
@@ -260,7 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   const e = parsed.data;
   const dataDir = path.resolve(e.DATA_DIR);
   const baseUrl = stripTrailingSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`);
-  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER' | 'RECONCILE_INTERVAL' | 'RECONCILE_LOOKBACK' | 'DISPATCH_FAIRNESS_WINDOW') => {
+  // `longest`: for the waits of a timer of this process (and the fairness window, an SQL int of ms).
+  const duration = (name: 'EMAIL_RETRY_WINDOW' | 'DOWNLOAD_LINK_TTL' | 'DISPATCH_POLL_INTERVAL' | 'HOUSEKEEPING_INTERVAL' | 'SESSION_IDLE_TIMEOUT' | 'EVENT_RETENTION' | 'OUTBOUND_DISABLE_AFTER' | 'RECONCILE_INTERVAL' | 'RECONCILE_LOOKBACK' | 'DISPATCH_FAIRNESS_WINDOW', longest = Infinity) => {
     let ms: number;
     try {
       ms = parseDuration(e[name]);
@@ -269,6 +280,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     }
     // Zero means nothing useful in any of them (a receipt retried without end, a poll that never waits).
     if (ms === 0) throw new Error(`Invalid configuration: ${name}: give a duration longer than zero ("${e[name]}")`);
+    if (ms > longest) throw new Error(`Invalid configuration: ${name}: give at most 24d ("${e[name]}")`);
     return ms;
   };
   const config: Config = {
@@ -309,9 +321,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxUploadFiles: e.MAX_UPLOAD_FILES,
     maxUploadRequestBytes: e.MAX_UPLOAD_REQUEST_BYTES,
     dispatch: {
-      loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL'), maxRefusals: e.DISPATCH_MAX_REFUSALS,
+      loops: e.DISPATCH_LOOPS, batchSize: e.DISPATCH_BATCH_SIZE, pollIntervalMs: duration('DISPATCH_POLL_INTERVAL', LONGEST_TIMER_MS), maxRefusals: e.DISPATCH_MAX_REFUSALS,
       runsPerOrganisation: e.DISPATCH_ORGANISATION_RUNS, engineRuns: e.DISPATCH_ENGINE_RUNS, reservedRuns: e.DISPATCH_RESERVED_RUNS,
-      fairnessWindowMs: duration('DISPATCH_FAIRNESS_WINDOW'),
+      fairnessWindowMs: duration('DISPATCH_FAIRNESS_WINDOW', LONGEST_TIMER_MS),
     },
     organisationBacklog: e.DISPATCH_ORGANISATION_BACKLOG,
     webhookMaxInFlight: e.WEBHOOK_MAX_IN_FLIGHT,
@@ -319,7 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     workerMetricsAddress: e.WORKER_METRICS_ADDRESS === 'off' ? undefined : e.WORKER_METRICS_ADDRESS,
     cluster: { apiProcesses: e.CLUSTER_API_PROCESSES, workerProcesses: e.CLUSTER_WORKER_PROCESSES, historyShards: e.CLUSTER_HISTORY_SHARDS },
     trustProxy: trustProxyOf(e.TRUST_PROXY),
-    housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL'),
+    housekeepingIntervalMs: duration('HOUSEKEEPING_INTERVAL', LONGEST_TIMER_MS),
     outbound: {
       eventRetentionMs: duration('EVENT_RETENTION'),
       retryScheduleMs: retryScheduleOf(e.OUTBOUND_RETRY_SCHEDULE),

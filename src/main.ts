@@ -8,6 +8,7 @@ import { startEmbeddedPostgres } from './dev/embedded-postgres';
 import { startTemporalDevServer } from './dev/temporal-dev-server';
 import { connectCore, runStarter, startApi, startWorker } from './roles';
 import { installTracing, uninstallTracing } from './telemetry/tracing';
+import { addressWithoutPassword } from './telemetry/logging';
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
       `  Temporal UI  ${temporalServer ? temporalServer.uiUrl : `(external cluster at ${config.temporal.address})`}`,
       `  Traces       ${config.tracing.otlpEndpoint ? `OTLP to ${config.tracing.otlpEndpoint} as "${config.tracing.serviceName}"` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}`,
       `  Metrics      ${config.baseUrl}/metrics (API), ${config.workerMetricsAddress ? `http://${config.workerMetricsAddress}/metrics (worker)` : 'worker: off'}`,
-      `  Mailbox      ${mailbox ? `${config.baseUrl}/settings/mailbox (SMTP ${mailbox.url})` : `(external SMTP ${config.smtpUrl})`}`,
+      `  Mailbox      ${mailbox ? `${config.baseUrl}/settings/mailbox (SMTP ${mailbox.url})` : `(external SMTP ${addressWithoutPassword(config.smtpUrl!)})`}`,
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,
       'Create an organisation: npm run cli -- org create --name "My Shop" --owner-email you@example.com --owner-password "a long password"',
       'Ctrl-C stops everything.',

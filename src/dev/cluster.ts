@@ -19,6 +19,7 @@ import { startEmbeddedPostgres } from './embedded-postgres';
 import { startSeaweedFs } from './seaweedfs';
 import { freePort } from './ports';
 import { spawnWatched, stopChild, waitForOutput, type WatchedChild } from './child-processes';
+import { addressWithoutPassword } from '../telemetry/logging';
 import {
   findTemporalServer, findTemporalUi, freeFrontendPort, prepareTemporalDatabases, startTemporalServer, startTemporalUi, temporalDatabasesOf,
 } from './temporal-cluster';
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
       `  Links        ${envs.siteUrl}/d/… (SITE_URL of every API and worker process)`,
       ...children.map(({ name, url }) => `  ${name.padEnd(12)} ${url}${name.startsWith('api') ? ' (API, dashboard, /metrics)' : ' (metrics)'}`),
       `  Files        ${filesLine}`,
-      `  Mailbox      ${mailbox ? `SMTP ${mailbox.url}` : `(external SMTP ${config.smtpUrl})`}`,
+      `  Mailbox      ${mailbox ? `SMTP ${mailbox.url}` : `(external SMTP ${addressWithoutPassword(config.smtpUrl!)})`}`,
       `  Database     ${postgres ? `embedded PostgreSQL under ${config.dataDir}` : 'external (DATABASE_URL)'}`,
       'Ctrl-C stops everything.',
     ];

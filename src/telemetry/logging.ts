@@ -20,6 +20,18 @@ export function loggableUrl(url: string): string {
   return `${path}?${names.join('&')}`;
 }
 
+/** A server's address as it may be shown: a password in it (`smtp://user:secret@relay`) becomes `[redacted]`. */
+export function addressWithoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '';
+    return parsed.toString().replace(`//${parsed.username}@`, `//${parsed.username}:[redacted]@`);
+  } catch {
+    return '[an address that is not a URL]';
+  }
+}
+
 type DatabaseFailure = Error & { code?: string; constraint?: string; table?: string };
 
 /** An error of the ORM or of the driver, whose message and detail may hold values. */

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, IllegalStateError } from '@temporalio/common';
 import {
   DefaultLogger, NativeConnection, Runtime, Worker, type ActivityInboundCallsInterceptor, type ActivityInterceptorsFactory, type LogLevel, type LogMetadata, type WorkerOptions,
 } from '@temporalio/worker';
@@ -48,7 +48,9 @@ export class SdkLogger extends DefaultLogger {
  * The SDK's runtime, installed once per process before the first worker: logs at WARN (the SDK logs
  * every worker state change and the whole workflow bundle at INFO; the service's own INFO is about
  * requests), and its metrics, with the service's own series, on a Prometheus endpoint
- * (WORKER_METRICS_ADDRESS; undefined: none). A runtime installed before (tests) is kept.
+ * (WORKER_METRICS_ADDRESS; undefined: none). A runtime installed before (tests) is kept; an
+ * endpoint that cannot be served (the address taken) stops the start, naming the variable, rather
+ * than leave the worker without metrics and the start-up lines pointing at another process's.
  */
 function installTemporalRuntime(metricsAddress: string | undefined): void {
   try {
@@ -56,8 +58,9 @@ function installTemporalRuntime(metricsAddress: string | undefined): void {
       logger: new SdkLogger('WARN'),
       ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
     });
-  } catch {
-    // Already installed in this process.
+  } catch (error) {
+    if (error instanceof IllegalStateError) return; // already installed in this process
+    throw new Error(`WORKER_METRICS_ADDRESS ${metricsAddress}: the worker's metrics endpoint could not start (${(error as Error).message}); free the address, give another, or "off"`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,12 +63,16 @@ async function expectCleanExit(started: WatchedChild): Promise<void> {
 }
 
 test('npm start with every variable set starts nothing embedded, sells through Temporal and stops on SIGTERM', async () => {
-  const service = start('main.js');
+  // A relay's password is never printed (the dev mailbox takes any).
+  const smtpUrl = new URL(env.SMTP_URL!);
+  Object.assign(smtpUrl, { username: 'shop', password: 'relay-s3cret' });
+  const service = start('main.js', { SMTP_URL: smtpUrl.toString() });
   try {
     await waitForOutput(service, /Delivery service ready/);
     expect(service.output()).toContain('external (DATABASE_URL)');
     expect(service.output()).toContain('external cluster');
-    expect(service.output()).toContain('external SMTP');
+    expect(service.output()).toContain('external SMTP smtp://shop:[redacted]@');
+    expect(service.output()).not.toContain('relay-s3cret');
     expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
     expect(existsSync(path.join(dataDir, 'temporal.sqlite'))).toBe(false);
 
@@ -121,6 +126,19 @@ test.each([
   const role = start(script, missing);
   expect(await exitOf(role.child)).not.toBe(0);
   expect(role.output()).toContain(`${variable} is not set`);
+});
+
+test('a worker whose metrics address is taken stops at start, naming WORKER_METRICS_ADDRESS', async () => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  try {
+    const taken = `127.0.0.1:${(holder.address() as { port: number }).port}`;
+    const worker = start('temporal/worker-main.js', { WORKER_METRICS_ADDRESS: taken });
+    expect(await exitOf(worker.child)).not.toBe(0);
+    expect(worker.output()).toContain(`WORKER_METRICS_ADDRESS ${taken}`);
+  } finally {
+    holder.close();
+  }
 });
 
 test('the api and worker roles run separately and stop cleanly on SIGTERM', async () => {

@@ -30,6 +30,27 @@ describe('config', () => {
 
   test('an empty variable counts as unset', () => {
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
+    // Not 0 (a random port, a dispatcher that never starts a run) nor the current folder.
+    const config = loadConfig({ PORT: '', DISPATCH_LOOPS: ' ', DATA_DIR: '', TEMPORAL_UI_PORT: '', DISPATCH_RESERVED_RUNS: '' });
+    expect(config.port).toBe(3000);
+    expect(config.baseUrl).toBe('http://localhost:3000');
+    expect(config.dispatch.loops).toBe(2);
+    expect(config.dispatch.reservedRuns).toBe(5);
+    expect(config.temporal.uiPort).toBe(8233);
+    expect(config.dataDir).toBe(path.resolve('.data'));
+  });
+
+  test('addresses: BASE_URL, SITE_URL and TEMPORAL_UI_URL are http(s) URLs; the worker\'s metrics an IP and a port', () => {
+    for (const name of ['BASE_URL', 'SITE_URL', 'TEMPORAL_UI_URL']) {
+      expect(() => loadConfig({ [name]: 'downloads.example.com' })).toThrow(new RegExp(name));
+      expect(() => loadConfig({ [name]: 'ftp://downloads.example.com' })).toThrow(new RegExp(name));
+    }
+    expect(loadConfig({ WORKER_METRICS_ADDRESS: '0.0.0.0:9500' }).workerMetricsAddress).toBe('0.0.0.0:9500');
+    expect(loadConfig({ WORKER_METRICS_ADDRESS: '[::1]:9500' }).workerMetricsAddress).toBe('[::1]:9500');
+    expect(loadConfig({ WORKER_METRICS_ADDRESS: 'off' }).workerMetricsAddress).toBeUndefined();
+    for (const bad of ['localhost:9464', '9464', '127.0.0.1']) {
+      expect(() => loadConfig({ WORKER_METRICS_ADDRESS: bad })).toThrow(/WORKER_METRICS_ADDRESS/);
+    }
   });
 
   test('traces: off unless OTEL_EXPORTER_OTLP_ENDPOINT names an http(s) collector', () => {
@@ -70,6 +91,11 @@ describe('config', () => {
       expect(() => loadConfig({ [name]: '0s' })).toThrow(new RegExp(`${name}: .*longer than zero`));
     }
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    // A Node.js timer waits at most 2^31 - 1 ms (24.8 days): past it, it fires every millisecond.
+    for (const name of ['HOUSEKEEPING_INTERVAL', 'DISPATCH_POLL_INTERVAL', 'DISPATCH_FAIRNESS_WINDOW']) {
+      expect(loadConfig({ [name]: '24d' })).toBeDefined();
+      expect(() => loadConfig({ [name]: '25d' })).toThrow(new RegExp(`${name}: give at most 24d`));
+    }
   });
 });
 
