@@ -252,7 +252,7 @@ export class WorkflowStarter {
         // end without one), and after a closed run a new one starts.
         const { redelivery, ...target } = request.payload;
         const options = {
-          workflowId, taskQueue: this.taskQueue, args: [{ ...target, retryScheduleMs: this.retryScheduleMs }],
+          workflowId, taskQueue: this.taskQueue, priority, args: [{ ...target, retryScheduleMs: this.retryScheduleMs }],
         } satisfies WorkflowStartOptions<typeof deliverOutboundEvent>;
         if (redelivery) {
           await this.client.withDeadline(deadline, () => this.client.workflow.signalWithStart<typeof deliverOutboundEvent, []>('deliverOutboundEvent', {

@@ -199,6 +199,8 @@ describe('delivery', () => {
     const run = h.temporal.workflow.getHandle(outboundDeliveryWorkflowId(target));
     await run.result();
     const first = await run.describe();
+    // Bulk work, after sales and refunds, and under its organisation's fairness key like every run.
+    expect(first.priority).toEqual(expect.objectContaining({ priorityKey: 4, fairnessKey: callers.orgId }));
     // The outbox hands a row over again when the engine took its start but the answer was lost.
     await enqueueDispatches(h.orm.em.fork(), [{ kind: 'deliver-event', orgId: callers.orgId, workflowId: outboundDeliveryWorkflowId(target), payload: target }]);
     await eventually(async () => ((await h.orm.em.fork().execute('select 1 from workflow_dispatch where workflow_id = ?', [outboundDeliveryWorkflowId(target)])).length === 0
