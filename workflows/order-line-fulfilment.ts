@@ -132,18 +132,18 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
 
   /**
    * Alerts run beside the rounds: a staff address that defers mail must not hold back a
-   * redelivery's re-send.
+   * redelivery's re-send. While any is under way the run stays open, so a delivery that joins it
+   * meanwhile is still reported.
    */
   const alertRuns: Promise<void>[] = [];
   let alertsPending = 0;
-  async function alert(request: OrderAlertRequest): Promise<void> {
+  function beside(send: () => Promise<void>): void {
     alertsPending += 1;
-    try {
-      await sendOrderAlert(request);
-    } finally {
+    alertRuns.push(send().finally(() => {
       alertsPending -= 1;
-    }
+    }));
   }
+  const alert = (request: OrderAlertRequest) => beside(() => sendOrderAlert(request));
 
   /**
    * Reports the items of rounds up to `round`, including those attached while reporting (the
@@ -155,7 +155,7 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
       if (batch.length === 0) return;
       for (const { itemId } of batch) reported.add(itemId);
       const alerts = await db.recordItemOutcomes({ items: itemReportsOf(batch.map((a) => a.itemId), starter, result, recorded) });
-      alertRuns.push(...alerts.map(alert));
+      alerts.forEach(alert);
     }
   }
 
@@ -180,7 +180,7 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     recorded = first.recorded;
     if ('result' in first) {
       for (const itemId of itemIds) reported.add(itemId);
-      alertRuns.push(...first.alerts.map(alert));
+      first.alerts.forEach(alert);
       return { result: first.result };
     }
     if ('sendFailure' in first) return { failed: { sendKey, ...first.sendFailure } };
@@ -210,7 +210,7 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
     for (;;) {
       const seen = keyWakes;
       const settled = await db.settleLicenseKey({ purchaseId: purchase.purchaseId, productId: input.productId, waiting });
-      alertRuns.push(...settled.alerts.map((a) => sendLicensePoolAlert(a)));
+      for (const poolAlert of settled.alerts) beside(() => sendLicensePoolAlert(poolAlert));
       if (settled.state !== 'waiting') return settled.state;
       if (!noted) {
         await db.noteWaitingForKey({ itemIds: attached.map((a) => a.itemId) });

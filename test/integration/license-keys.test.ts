@@ -192,6 +192,31 @@ test('a sale entered by API for an empty pool is answered at once; its receipt g
   await setLicenseKeys(org, org.ebook.productId, { source: 'generated', activationLimit: null });
 }, 120_000);
 
+test('a delivery that joins a run while its pool alert is still being retried is reported, not left pending', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['cart-e'] });
+  await setLicenseKeys(org, org.ebook.productId, { source: 'pool', activationLimit: null });
+  expect((await upload(org.apiKey, org.ebook.productId, 'LAST-KEY-1')).json()).toEqual({ added: 1, duplicates: 0 });
+  const body = orderBody('cart-e', org.orgId, 'alert-join-1');
+  const staffDeferred = () => h.mailbox.rejections().some((r) => r.address.startsWith('owner-'));
+  // The staff's relay defers: the run has reported its item and waits for the pool alert.
+  h.mailbox.setReject({ match: (address) => address.startsWith('owner-'), code: 451 });
+  let deliveryIds: string[];
+  try {
+    const first = await send(h.app, 'cart-e', org.orgId, body);
+    await eventually(async () => (staffDeferred() ? true : undefined), 30_000, 'the pool alert deferred');
+    const second = await send(h.app, 'cart-e', org.orgId, body);
+    deliveryIds = [first.body.deliveryIds![0], second.body.deliveryIds![0]];
+    const rows = () => h.orm.em.fork().execute('select 1 from workflow_dispatch where organisation_id = ?', [org.orgId]);
+    await eventually(async () => ((await rows()).length === 0 ? true : undefined), 30_000, 'the second delivery handed to the run');
+  } finally {
+    h.mailbox.setReject(undefined);
+  }
+  const entries = await Promise.all(deliveryIds.map((id) => finalEntry(h, id, 90_000)));
+  expect(entries.map((e) => e.status)).toEqual(['Success', 'Success']);
+  const outcomes = await h.orm.em.fork().find(WebhookDeliveryItem, { delivery: { $in: deliveryIds } });
+  expect(outcomes.map((i) => i.outcome).sort()).toEqual(['duplicate', 'fulfilled']);
+}, 180_000);
+
 describe('uploads', () => {
   let org: WebhookOrg;
   beforeAll(async () => {
