@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -14,6 +15,7 @@ import {
   afterKey,
   firstStepOf,
   itemReportsOf,
+  RECEIPT_RETRY_NOTED_PATCH,
   sentResult,
   WITHDRAWN,
   type FirstRound,
@@ -112,6 +114,9 @@ export async function fulfilOrderLine(input: FulfilmentInput): Promise<Fulfilmen
         log.info('receipt first attempt failed; retrying as an activity', { purchaseId, error: rootMessage(error) });
       }
     }
+    // Retried on a timer for up to the window: the items say so, and the run no longer takes a place at work.
+    const waiting = attached.filter((a) => !reported.has(a.itemId)).map((a) => a.itemId);
+    if (waiting.length > 0 && patched(RECEIPT_RETRY_NOTED_PATCH)) await db.noteReceiptRetrying({ itemIds: waiting });
     return sendReceipt({ purchaseId, sendKey });
   }
 

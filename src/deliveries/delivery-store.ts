@@ -5,7 +5,8 @@
  * mainly from them is here; the held lines of map-and-replay are in held-line-store.ts.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoUtc, sql, statement, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { isoUtc, sql, statement, trustedSql, type NoRows, type Parameters, type Sql } from '../db/sql';
+import { FREED_PLACE_CHANNEL } from './engine-runs-store';
 import { LINE_REASONS } from '../domain/order-lines';
 import type { Platform, PurchaseSource } from '../domain/platforms';
 import type { DeliverySource, DeliveryStatus, ItemOutcome } from '../domain/statuses';
@@ -400,10 +401,16 @@ export async function unmatchedSkuTotal(em: EntityManager, orgId: string): Promi
 }
 
 const noteWaitingItems = statement<NoRows, { itemIds: string[]; reason: string }>(
-  {}, (p) => sql`update webhook_delivery_item set reason = ${p.reason} where id = any(${p.itemIds}::uuid[]) and outcome is null`,
+  {}, (p) => sql`with noted as (
+      update webhook_delivery_item set reason = ${p.reason} where id = any(${p.itemIds}::uuid[]) and outcome is null returning run_started_at)
+    select pg_notify(${trustedSql(`'${FREED_PLACE_CHANNEL}'`)}, '') from noted where run_started_at is not null limit 1`,
 );
 
-/** Items still undecided that wait for something (a license key): the log shows why its entry is Pending. */
+/**
+ * Items still undecided that wait for something (a license key, a deferred receipt): the log shows
+ * why its entry is Pending. Their runs are parked (PARKED_RUN_REASONS): the places they held in the
+ * engine are free, and the dispatchers hear so at the commit.
+ */
 export async function noteItemsWaiting(em: EntityManager, itemIds: string[], reason: string): Promise<void> {
   if (itemIds.length > 0) await noteWaitingItems.run(em, { itemIds, reason });
 }

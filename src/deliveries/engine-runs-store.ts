@@ -10,6 +10,8 @@
  * the engine it was getting.
  */
 import { sql, type Parameters, type Sql } from '../db/sql';
+import { RECEIPT_RETRYING_REASON } from '../domain/fulfilment';
+import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 
 /** Sets the mark of the items `itemIds` (a query giving their ids): their runs are being started or joined. */
 export function markRunsStarted(itemIds: Sql): Sql {
@@ -22,14 +24,20 @@ export function clearRunsStarted(itemIds: Sql): Sql {
 }
 
 /**
- * The number of runs in the engine of the organisation `of` (a column of the enclosing read) or of
- * all organisations (`everyone`), less those parked until a license key is uploaded (`parked`):
- * these take no task-queue place and may wait for days, and counted they would take the
- * organisation's places, so that a dry pool held back its sales of every other product.
+ * Reasons of the undecided items whose runs are parked: waiting for a license key to be uploaded,
+ * or retrying a receipt the relay deferred. These take no task-queue place and may wait for hours
+ * or days, and counted they would take the organisation's places (and the engine's): a dry pool held
+ * back its sales of every other product, a deferring relay every organisation's refunds and sales.
  */
-export function runsInEngine(p: Parameters<{ parked: string }>, of: Sql | 'everyone'): Sql {
+export const PARKED_RUN_REASONS = [WAITING_FOR_KEY_REASON, RECEIPT_RETRYING_REASON];
+
+/**
+ * The number of runs in the engine of the organisation `of` (a column of the enclosing read) or of
+ * all organisations (`everyone`), less those parked (`parked`: PARKED_RUN_REASONS).
+ */
+export function runsInEngine(p: Parameters<{ parked: string[] }>, of: Sql | 'everyone'): Sql {
   return sql`(select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
-    where wi.outcome is null and wi.run_started_at is not null and wi.reason is distinct from ${p.parked}
+    where wi.outcome is null and wi.run_started_at is not null and (wi.reason is null or wi.reason <> all(${p.parked}::text[]))
       and ${of === 'everyone' ? sql`true` : sql`wd.organisation_id = ${of}`})`;
 }
 

@@ -97,6 +97,16 @@ export interface RoundResult {
 }
 
 /** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
+/**
+ * The reason an undecided item shows while its run retries the receipt (the relay deferred its
+ * first attempt): the log says why its entry is Pending, and the outbox counts the run as parked,
+ * not at work in the engine (it waits on a timer, for up to the email's retry window).
+ */
+export const RECEIPT_RETRYING_REASON = 'receipt email deferred by the mail server; retrying';
+
+/** The workflow patch under which a run notes that reason (runs begun before it replay without the step). */
+export const RECEIPT_RETRY_NOTED_PATCH = 'receipt-retry-noted';
+
 export const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn before the receipt was sent' };
 const DUPLICATE: RoundResult = { outcome: 'duplicate', reason: null };
 const FULFILLED: RoundResult = { outcome: 'fulfilled', reason: null };

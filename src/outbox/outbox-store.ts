@@ -7,9 +7,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BULK_DISPATCH_KINDS, type DispatchKind } from '../domain/dispatch';
-import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql, type SqlValue } from '../db/sql';
-import { clearRunsStarted, markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
+import { clearRunsStarted, markRunsStarted, PARKED_RUN_REASONS, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
 
 /** The key under which rows of no organisation (a buyer's fresh links) are claimed together. */
 const NO_ORGANISATION = '00000000-0000-0000-0000-000000000000';
@@ -102,7 +101,7 @@ export interface ClaimedDispatchRows {
   held_organisations: string[];
 }
 
-const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: number; parked: string; leaseMs: number }>(
+const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: number; parked: string[]; leaseMs: number }>(
   { rows: true, held_organisations: true },
   (p) => sql`with recursive keys as (
        (select ${trustedSql(claimKey())} as k from workflow_dispatch where dead_at is null order by 1 limit 1)
@@ -173,7 +172,7 @@ const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: numbe
 export async function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRows> {
   const [claim] = await claimDue.rows(em, {
     runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, reservedRuns: runs.reservedRuns, fairnessWindowMs: runs.fairnessWindowMs,
-    limit, parked: WAITING_FOR_KEY_REASON, leaseMs,
+    limit, parked: PARKED_RUN_REASONS, leaseMs,
   });
   return claim;
 }

@@ -8,6 +8,7 @@
  * what A has in the engine at once is what B's run finds ahead of it there.
  */
 import { WebhookDelivery, WebhookDeliveryItem } from '../../src/db/entities';
+import { RECEIPT_RETRYING_REASON } from '../../src/domain/fulfilment';
 import { WAITING_FOR_KEY_REASON } from '../../src/domain/license-keys';
 import { claimDueDispatches } from '../../src/services/workflow-outbox';
 import { CLAIM_LEASE_MS } from '../../src/temporal/dispatcher';
@@ -86,6 +87,31 @@ test('sales waiting for license keys take none of the organisation\'s runs: more
   });
   expect(sale.statusCode).toBe(201);
   await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
+}, 120_000);
+
+test('sales whose receipts the relay defers take none of the organisation\'s runs while they are retried: its refunds and other sales go on', async () => {
+  const org = await seedWebhookOrg(h, { platforms: ['reseller-d'] });
+  const headers = { authorization: `Bearer ${org.apiKey}` };
+  // The relay defers these buyers' mail (451): each run retries its receipt for up to an hour.
+  h.mailbox.setReject({ match: (address) => address.startsWith('deferred-'), code: 451 });
+  try {
+    const deferred = 12;
+    expect((await send(h.app, 'reseller-d', org.orgId, ordersBatch('deferred', deferred))).status).toBe(200);
+    const retrying = () => h.orm.em.fork().count(WebhookDeliveryItem, { delivery: { organisation: org.orgId }, outcome: null, reason: RECEIPT_RETRYING_REASON });
+    await eventually(async () => ((await retrying()) === deferred ? true : undefined), 60_000, `${deferred} receipts being retried`);
+
+    const sale = await h.app.inject({
+      method: 'POST', url: '/api/purchases', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        customerId: 'new', 'newCustomer.name': 'Other Buyer', 'newCustomer.email': 'not-deferred@example.com',
+        productId: org.course.productId, amount: '30', currency: 'usd', paymentMethod: 'custom', sendEmail: 'true',
+      }).toString(),
+    });
+    expect(sale.statusCode).toBe(201);
+    await h.mailbox.waitFor((m) => m.to.includes('not-deferred@example.com'), 30_000);
+  } finally {
+    h.mailbox.setReject(undefined);
+  }
 }, 120_000);
 
 test('a run that ends frees its place at once, whichever process ran it: with the budget full, the next sale starts without waiting for the dispatcher\'s poll, also after the word\'s session is lost', async () => {
