@@ -400,10 +400,10 @@ export async function unmatchedSkuTotal(em: EntityManager, orgId: string): Promi
   return Number((await unmatchedTotal.first(em, { orgId }))?.total ?? 0);
 }
 
-const noteWaitingItems = statement<NoRows, { itemIds: string[]; reason: string }>(
-  {}, (p) => sql`with noted as (
+const noteWaitingItems = statement<{ notified: unknown }, { itemIds: string[]; reason: string }>(
+  { notified: true }, (p) => sql`with noted as (
       update webhook_delivery_item set reason = ${p.reason} where id = any(${p.itemIds}::uuid[]) and outcome is null returning run_started_at)
-    select pg_notify(${trustedSql(`'${FREED_PLACE_CHANNEL}'`)}, '') from noted where run_started_at is not null limit 1`,
+    select pg_notify(${trustedSql(`'${FREED_PLACE_CHANNEL}'`)}, '') as notified from noted where run_started_at is not null limit 1`,
 );
 
 /**

@@ -14,8 +14,8 @@ export const MAX_COVERAGE_RANGES = 16;
 /** Coverage untouched for this long belongs to a transfer nobody finished: housekeeping forgets it. */
 export const IDLE_COVERAGE_MS = 30 * 24 * 3_600_000;
 
-const purchaseTransfersLock = statement<NoRows, { purchaseId: string }>(
-  {}, (p) => sql`select 1 from purchase where id = ${p.purchaseId} for no key update`,
+const purchaseTransfersLock = statement<{ id: string }, { purchaseId: string }>(
+  { id: true }, (p) => sql`select id from purchase where id = ${p.purchaseId} for no key update`,
 );
 
 /**
