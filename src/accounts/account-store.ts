@@ -182,6 +182,19 @@ export async function setUserRole(em: EntityManager, userId: string, role: Role)
   await roleWrite.run(em, { role, userId });
 }
 
+const userDelete = statement<NoRows, { userId: string; orgId: string }>(
+  {},
+  (p) => sql`delete from app_user where id = ${p.userId} and organisation_id = ${p.orgId}`,
+);
+
+/**
+ * Removes a user from the organisation: the account, with its API key (a column of it) and its
+ * sessions (deleted with it). What the user did stays in the activity log under their address.
+ */
+export async function deleteUser(em: EntityManager, orgId: string, userId: string): Promise<void> {
+  await userDelete.run(em, { userId, orgId });
+}
+
 /** The organisation's name with the addresses of its owners and admins (a row with a null email when there are none). */
 const staffEmailsRead = statement<{ org_name: string; email: string | null }, { orgId: string }>(
   { org_name: true, email: true },

@@ -199,6 +199,53 @@ describe('roles are enforced on the server', () => {
     expect(res.statusCode).toBe(403);
   });
 
+  const form = (cookie: string, url: string, fields: Record<string, string>) => h.app.inject({
+    method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString(),
+  });
+
+  test('someone who left is removed: their session and API key stop at once; members cannot remove, admins not owners, nobody themselves', async () => {
+    const leaver = await seedUser(h, org.orgId, 'member');
+    const theirs = await signIn(h.app, leaver.email);
+    const owner = await signIn(h.app, ownerEmail);
+    const adminSession = await signIn(h.app, admin.email);
+    const memberSession = await signIn(h.app, member.email);
+    expect((await get(owner.cookie, '/settings/team')).body).toContain(`hx-post="/settings/team/${leaver.userId}/remove"`);
+
+    expect((await form(memberSession.cookie, `/settings/team/${leaver.userId}/remove`, { _csrf: memberSession.csrf })).statusCode).toBe(403);
+    expect((await form(adminSession.cookie, `/settings/team/${org.userId}/remove`, { _csrf: adminSession.csrf })).statusCode).toBe(403);
+    expect((await form(owner.cookie, `/settings/team/${org.userId}/remove`, { _csrf: owner.csrf })).statusCode).toBe(403);
+    expect((await form(owner.cookie, '/settings/team/not-a-uuid/remove', { _csrf: owner.csrf })).statusCode).toBe(404);
+    const stranger = await seedOrganisation(h);
+    expect((await form(owner.cookie, `/settings/team/${stranger.userId}/remove`, { _csrf: owner.csrf })).statusCode).toBe(404);
+
+    const removed = await form(adminSession.cookie, `/settings/team/${leaver.userId}/remove`, { _csrf: adminSession.csrf });
+    expect(removed.statusCode).toBe(200);
+    expect(removed.body).toContain('Removed');
+    expect((await get(theirs.cookie, '/')).statusCode).toBe(303);
+    expect((await h.app.inject({ method: 'GET', url: '/api/products', headers: { authorization: `Bearer ${leaver.apiKey}` } })).statusCode).toBe(401);
+    expect((await postSignin(h.app, leaver.email, 'correct horse battery')).statusCode).toBe(401);
+    expect((await get(owner.cookie, '/settings/team')).body).not.toContain(leaver.email);
+  });
+
+  test('a role change or removal is judged by the actor\'s role once the organisation is locked, not as read before', async () => {
+    const demoted = await seedUser(h, org.orgId, 'admin');
+    const target = await seedUser(h, org.orgId, 'member');
+    const session = await signIn(h.app, demoted.email);
+    // The admin's request is read as an admin's; a change committed while it waits for the lock makes them a member.
+    const locker = h.orm.em.fork();
+    await locker.begin();
+    await locker.execute('select 1 from organisation where id = ? for update', [org.orgId]);
+    await locker.execute('update app_user set role = ? where id = ?', ['member', demoted.userId]);
+    const pending = [
+      form(session.cookie, `/settings/team/${target.userId}/role`, { _csrf: session.csrf, role: 'admin' }),
+      form(session.cookie, `/settings/team/${target.userId}/remove`, { _csrf: session.csrf }),
+    ];
+    await new Promise((r) => setTimeout(r, 300));
+    await locker.commit();
+    expect((await Promise.all(pending)).map((r) => r.statusCode)).toEqual([403, 403]);
+    expect(await h.orm.em.fork().execute('select role from app_user where id = ?', [target.userId])).toEqual([{ role: 'member' }]);
+  });
+
   test('a dashboard form post without the CSRF token is refused', async () => {
     const { cookie } = await signIn(h.app, ownerEmail);
     const res = await h.app.inject({

@@ -342,6 +342,8 @@ function roleOptions(roles: Role[], current: Role): SafeHtml[] {
 export interface TeamRow extends TeamMember {
   /** Roles this viewer may set for the row; empty: read only. */
   settable: Role[];
+  /** This viewer may remove the person from the organisation. */
+  removable: boolean;
 }
 
 export function teamPage(ctx: PageContext, team: TeamRow[], grantable: Role[]): string {
@@ -351,8 +353,8 @@ export function teamPage(ctx: PageContext, team: TeamRow[], grantable: Role[]): 
   <p class="muted small">Owners and admins manage products, sales and settings; members use products, sales, customers and the
     webhook log, and have their own API key.</p>
   <div class="table-wrap"><table>
-    <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Added</th></tr></thead>
-    <tbody>${team.length === 0 ? emptyRow(4, 'Nobody yet.') : team.map((m) => html`<tr data-user="${m.email}">
+    <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Remove</span></th></tr></thead>
+    <tbody>${team.length === 0 ? emptyRow(5, 'Nobody yet.') : team.map((m) => html`<tr data-user="${m.email}">
       <td>${m.email}${m.id === ctx.user.id ? html` <span class="muted">(you)</span>` : ''}</td>
       <td>${m.name}</td>
       <td>${m.settable.length === 0 ? badge(m.role === 'owner' ? 'published' : 'pending', m.role) : html`
@@ -362,7 +364,10 @@ export function teamPage(ctx: PageContext, team: TeamRow[], grantable: Role[]): 
           <select id="role-${m.id}" name="role">${roleOptions(m.settable, m.role)}</select>
           <button type="submit">Set role</button>
         </form><div id="role-result-${m.id}" aria-live="polite"></div>`}</td>
-      <td>${when(m.createdAt)}</td></tr>`)}</tbody>
+      <td>${when(m.createdAt)}</td>
+      <td>${m.removable && html`<form hx-post="/settings/team/${m.id}/remove" hx-target="#role-result-${m.id}"
+          hx-confirm="Remove ${m.email} from the organisation? Their sessions end and their API key stops working at once.">
+          ${csrfField(ctx)}<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>`}</td></tr>`)}</tbody>
   </table></div>
 </section>
 <section class="panel" aria-labelledby="add-heading">

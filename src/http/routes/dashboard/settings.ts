@@ -12,7 +12,7 @@ import { organisationSettings, reminderAfterMinutesFromForm, updateOrganisationS
 import { addUser } from '../../../services/organisations';
 import { messageIdsOfOrganisation } from '../../../services/sent-emails';
 import { endUserSessions, listSessions } from '../../../services/user-sessions';
-import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, setRole } from '../../../services/team';
+import { changePassword, grantableRoles, listTeam, mayChangeRoleOf, removeMember, setRole } from '../../../services/team';
 import { formBodyOnly } from '../../form-body';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
@@ -141,7 +141,7 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.get('/settings/team', { config: admin, schema: { hide: true } }, async (request, reply) => {
       const actor = principalOf(request);
       const team = await listTeam(request.em, actor.orgId);
-      const rows = team.map((m) => ({ ...m, settable: mayChangeRoleOf(actor, m) ? grantableRoles(actor.role) : [] }));
+      const rows = team.map((m) => ({ ...m, settable: mayChangeRoleOf(actor, m) ? grantableRoles(actor.role) : [], removable: mayChangeRoleOf(actor, m) }));
       return sendPage(reply, teamPage(pageContextOf(request), rows, grantableRoles(actor.role)));
     });
 
@@ -176,6 +176,17 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const actor = principalOf(request);
       await setRole(request.em, actor.orgId, actor, request.params.userId, request.body.role);
       return sendFragment(reply, notice(`Role set to ${request.body.role}.`));
+    });
+
+    app.post('/settings/team/:userId/remove', {
+      config: adminForm,
+      preValidation: formBodyOnly,
+      schema: { hide: true, params: z.object({ userId: boundedText(FIELD_LIMITS.id) }), body: z.object(CSRF_BODY_FIELD) },
+    }, async (request, reply) => {
+      const actor = principalOf(request);
+      await removeMember(request.em, actor.orgId, actor, request.params.userId);
+      reply.header('hx-refresh', 'true');
+      return sendFragment(reply, notice('Removed: their sessions have ended and their API key no longer works.'));
     });
 
     const mailbox = deps.devMailbox;
