@@ -57,6 +57,26 @@ describe('M5. failed sign-ins cannot starve the thread pool', () => {
     expect(elsewhere.statusCode).toBe(401);
   });
 
+  test('a password change checks the current password like a sign-in: one at a time per address, and at most the sign-in\'s attempts', async () => {
+    const user = await seedUser(h, org.orgId, 'member');
+    const session = await signIn(h.app, user.email);
+    const change = (current: string, remoteAddress = '192.0.2.77') => h.app.inject({
+      method: 'POST', url: '/settings/password', remoteAddress,
+      headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: session.csrf, current, password: 'a brand new password', confirm: 'a brand new password' }).toString(),
+    });
+    // Two at once from one address: one is checked (a wrong password, 400), the other refused at once.
+    const both = await Promise.all([change('wrong one'), change('wrong two')]);
+    expect(both.map((r) => r.statusCode).sort()).toEqual([400, 429]);
+    expect(both.find((r) => r.statusCode === 429)!.headers['retry-after']).toBe('1');
+    // Guesses from a stolen session stop where a sign-in's would: the right password is then refused too.
+    for (let i = 1; i < SIGNIN_LIMITS.perAccountAndIp; i += 1) expect((await change(`wrong ${i}`)).statusCode).toBe(400);
+    const limited = await change('correct horse battery');
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(60);
+    expect((await postSignin(h.app, user.email, 'correct horse battery', {}, '192.0.2.78')).statusCode).toBe(303);
+  });
+
   test('IPv6 attempt limits are kept per /64: other addresses of the same /64 share the count', async () => {
     const user = await seedUser(h, org.orgId, 'member');
     for (let i = 0; i < SIGNIN_LIMITS.perAccountAndIp; i += 1) {

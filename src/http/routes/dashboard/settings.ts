@@ -1,7 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../../../domain/errors';
+import { NotFoundError, TooManyRequestsError, ValidationError } from '../../../domain/errors';
+import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
+import { clientAddressKey } from '../../client-address';
+import { passwordChecksInFlight } from '../../password-checks';
+import { SIGNIN_LIMITS } from './signin';
 import { ROLES } from '../../../domain/statuses';
 import { apiKeyInfo } from '../../../services/api-keys';
 import type { Platform } from '../../../domain/platforms';
@@ -65,10 +69,25 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       const { current, password, confirm } = request.body;
       if (password !== confirm) throw new ValidationError('the two new passwords differ');
       const userId = principalOf(request).userId;
-      const hash = await changePassword(request.em, deps.passwords, userId, current, password);
-      // Every session made with the old password is over; this one continues as a new session.
-      await endUserSessions(request.em, userId);
-      await app.sessions.start(request, reply, userId, hash);
+      // The current password is checked like a sign-in's: one check at a time per address, and a
+      // session cannot guess the account's password faster than the sign-in page allows.
+      const leave = passwordChecksInFlight.tryEnter(clientAddressKey(request.ip));
+      if (!leave) throw new TooManyRequestsError('another password check from your address is in progress: try again in a moment');
+      try {
+        const attempts = `password-change:${userId}`;
+        const verdict = await hitRateLimit(request.em, attempts, SIGNIN_LIMITS.perAccountAndIp, SIGNIN_LIMITS.windowMs, deps.clock());
+        if (!verdict.allowed) {
+          const wait = Math.max(1, Math.ceil((verdict.resetAt.getTime() - deps.clock().getTime()) / 1000));
+          throw new TooManyRequestsError(`too many password change attempts: try again in ${Math.ceil(wait / 60)} min`, wait);
+        }
+        const hash = await changePassword(request.em, deps.passwords, userId, current, password);
+        await clearRateLimit(request.em, attempts);
+        // Every session made with the old password is over; this one continues as a new session.
+        await endUserSessions(request.em, userId);
+        await app.sessions.start(request, reply, userId, hash);
+      } finally {
+        leave();
+      }
       return seeOther(request, reply, '/settings/password?changed=1');
     });
 

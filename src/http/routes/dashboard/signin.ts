@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { BusyError, ForbiddenError } from '../../../domain/errors';
 import { sha256Hex } from '../../../security/secrets';
-import { ConcurrencyGate } from '../../../security/concurrency-gate';
+import { passwordChecksInFlight } from '../../password-checks';
 import { clientAddressKey } from '../../client-address';
 import { clearRateLimit, hitRateLimit } from '../../../services/rate-limits';
 import { signInAccount, upgradePasswordHash } from '../../../services/users';
@@ -21,13 +21,6 @@ import { boundedText, FIELD_LIMITS } from '../../../domain/field-limits';
  * answer is the usual "incorrect" after a delay: it tells a guesser nothing, and slows them down.
  */
 export const SIGNIN_LIMITS = { perAccountAndIp: 10, perIp: 100, windowMs: 15 * 60_000, refusedDelayMs: 1_000 } as const;
-
-/**
- * One sign-in at a time per client address (an IPv6 /64) in this process: a second one while the
- * first is checked is answered 429 at once, so that one client cannot hold several of the few
- * password-hashing places (MAX_CONCURRENT_PASSWORD_HASHES) that everyone's sign-ins share.
- */
-const signinsInFlight = new ConcurrencyGate(1);
 
 const WRONG = 'Email or password is incorrect.';
 
@@ -74,7 +67,7 @@ export function signinRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         return again(403, 'The sign-in form had expired. Please try again.');
       }
       const address = clientAddressKey(request.ip);
-      const leave = signinsInFlight.tryEnter(address);
+      const leave = passwordChecksInFlight.tryEnter(address);
       if (!leave) return retryLater(429, 'Another sign-in from your address is in progress. Please try again in a moment.');
       try {
         const em = request.em;
