@@ -1,12 +1,12 @@
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { PdfStamp } from '../domain/pdf-stamp';
 import { UnprocessableError } from '../domain/errors';
+import { inPdfTurn } from '../threads/pdf-turns';
 import { runWorkerTask } from '../threads/worker-task';
 
 /**
  * PDF stamping off the event loop (decisions §16): each call runs on a worker thread of its own
- * (pdf-stamp-worker.ts), a few at once, with a time and a memory limit, so a large or hostile PDF
+ * (pdf-stamp-worker.ts), one a core with the process's other PDF work (threads/pdf-turns.ts), with a time and a memory limit, so a large or hostile PDF
  * costs that thread and never the requests the process is answering.
  */
 
@@ -28,30 +28,8 @@ const STAMP_HEAP_MB = 1024;
  */
 const STAMP_YOUNG_HEAP_MB = 48;
 
-/**
- * Stamps and checks running at once in this process, one a core: each holds a parsed PDF in a heap
- * of its own (up to STAMP_HEAP_MB), and more threads than cores only share the same CPU. The rest
- * wait their turn, first come first served.
- */
-const STAMPS_AT_ONCE = Math.max(1, availableParallelism());
-let stampsRunning = 0;
-const waitingForTurn: Array<() => void> = [];
-
-async function inTurn<T>(work: () => Promise<T>): Promise<T> {
-  if (stampsRunning < STAMPS_AT_ONCE) stampsRunning += 1;
-  else await new Promise<void>((resolve) => waitingForTurn.push(resolve));
-  try {
-    return await work();
-  } finally {
-    // A turn is handed over with its place still counted, so nobody takes it in between.
-    const next = waitingForTurn.shift();
-    if (next) next();
-    else stampsRunning -= 1;
-  }
-}
-
 async function runStampTask(task: StampTask): Promise<StampOutcome> {
-  return inTurn(() => runWorkerTask<StampTask, StampOutcome>({
+  return inPdfTurn(() => runWorkerTask<StampTask, StampOutcome>({
     entry: path.join(__dirname, 'pdf-stamp-worker'),
     input: task,
     // The PDF moves to the thread: the caller's copy is not used again.

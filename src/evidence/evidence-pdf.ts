@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type PDFKitDocument from 'pdfkit';
 import { accessLabel, LINK_ORIGIN_LABELS, type EvidenceEmail, type EvidenceRecord } from '../domain/evidence';
+import { inPdfTurn, PDF_TASKS_AT_ONCE } from '../threads/pdf-turns';
 import { runWorkerTask } from '../threads/worker-task';
 
 /**
@@ -14,12 +15,21 @@ import { runWorkerTask } from '../threads/worker-task';
 /** Longer than any record of EVIDENCE_ACCESS_ROWS accesses takes; past it the worker is ended and the request answered 503. */
 export const EVIDENCE_PDF_TIMEOUT_MS = 20_000;
 
-/** Renders the record in a worker thread (evidence-pdf-worker.ts); a 503 when it takes longer than `timeoutMs`. */
+/** A record of at most EVIDENCE_ACCESS_ROWS rows a list is drawn in a few MB; a bound, not a budget. */
+const EVIDENCE_HEAP_MB = 256;
+
+/**
+ * Renders the record in a worker thread (evidence-pdf-worker.ts), in its turn with the process's
+ * other PDF work: a 503 when it takes longer than `timeoutMs`, or at once when as many PDFs as there
+ * are cores already wait (requests sent many at once cannot take every core and heap of the process
+ * that answers every organisation's webhooks and downloads).
+ */
 export async function renderEvidencePdf(record: EvidenceRecord, timeoutMs = EVIDENCE_PDF_TIMEOUT_MS): Promise<Buffer> {
-  const pdf = await runWorkerTask<EvidenceRecord, Uint8Array>({
+  const pdf = await inPdfTurn(() => runWorkerTask<EvidenceRecord, Uint8Array>({
     entry: path.join(__dirname, 'evidence-pdf-worker'), input: record, timeoutMs,
     tooLong: 'the evidence PDF took too long to draw; the JSON record has the same facts',
-  });
+    resourceLimits: { maxOldGenerationSizeMb: EVIDENCE_HEAP_MB },
+  }), { maxWaiting: PDF_TASKS_AT_ONCE, busy: 'too many evidence PDFs are being drawn at once; try again in a moment (the JSON record has the same facts)' });
   return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
 }
 

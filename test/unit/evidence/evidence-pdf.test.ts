@@ -1,5 +1,6 @@
 import type { EvidenceRecord } from '../../../src/domain/evidence';
 import { formatEvidenceTime, renderEvidencePdf } from '../../../src/evidence/evidence-pdf';
+import { PDF_TASKS_AT_ONCE } from '../../../src/threads/pdf-turns';
 import { parsePdf, squash, type ParsedPdf, type TextItem } from '../../helpers/pdf-text';
 
 const A4_WIDTH = 595.28;
@@ -169,6 +170,15 @@ test('the PDF is drawn off the main thread: its event loop turns while a long re
 
 test('a drawing that outlasts its timeout ends the worker and answers 503', async () => {
   await expect(renderEvidencePdf(sampleRecord(), 1)).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/too long/) });
+});
+
+test('PDFs asked many at once: one a core draws, as many wait, the rest are refused at once with 503', async () => {
+  const record = sampleRecord();
+  const outcomes = await Promise.allSettled(Array.from({ length: 16 }, () => renderEvidencePdf(record)));
+  expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(2 * PDF_TASKS_AT_ONCE);
+  for (const refused of outcomes.filter((o) => o.status === 'rejected')) {
+    expect(refused.reason).toMatchObject({ status: 503, message: expect.stringMatching(/too many evidence PDFs/) });
+  }
 });
 
 test('a record that leaves older accesses out says how many', async () => {
