@@ -78,8 +78,10 @@ export interface EvidenceRecord {
   receipts: EvidenceEmail[];
   /** The reminder to download (decisions §16), when one was sent or tried: at most one per purchase. */
   reminder: EvidenceEmail | null;
-  /** Every download link issued for the purchase. */
+  /** The newest EVIDENCE_ACCESS_ROWS download links issued for the purchase, oldest first. */
   links: Array<{ issuedAt: string; via: LinkOrigin; expiresAt: string; usedAt: string | null }>;
+  /** The older links that `links` leaves out. */
+  linksNotListed: number;
   /** The newest EVIDENCE_ACCESS_ROWS page opens, completed file transfers and download-completes, in time order. */
   accesses: Array<{
     at: string;
@@ -95,6 +97,9 @@ export interface EvidenceRecord {
   accessesNotListed: number;
   /** Staff actions on the purchase (revoke, restore, re-arm). */
   staffActions: Array<{ at: string; action: string; by: string | null; detail: string | null }>;
-  /** The purchase's license key and every installation of it, deactivated ones included (decisions §14); null: none issued. */
-  license: IssuedLicense | null;
+  /**
+   * The purchase's license key and the newest EVIDENCE_ACCESS_ROWS installations of it, deactivated
+   * ones included, with how many older ones are left out (decisions §14); null: none issued.
+   */
+  license: (IssuedLicense & { activationsNotListed: number }) | null;
 }

@@ -204,6 +204,14 @@ function linksSection(doc: Doc, record: EvidenceRecord): void {
     link.usedAt === null ? 'not used' : time(link.usedAt),
   ]);
   listSection(doc, 'Download links issued', columns, cells, 'No download link was issued.');
+  notListed(doc, record.links.length, record.linksNotListed, 'links');
+}
+
+/** The line under a list that shows only the newest rows: how many older ones it leaves out. */
+function notListed(doc: Doc, shown: number, left: number, what: string): void {
+  if (left <= 0) return;
+  doc.y += 4;
+  note(doc, `The newest ${groupDigits(shown)} ${what}; ${groupDigits(left)} older ${what} are not listed.`);
 }
 
 function accessesSection(doc: Doc, record: EvidenceRecord): void {
@@ -226,10 +234,7 @@ function accessesSection(doc: Doc, record: EvidenceRecord): void {
     access.bytes === null ? NONE : groupDigits(access.bytes),
   ]);
   listSection(doc, 'Page opens and file transfers', columns, cells, 'No page opens or file transfers were recorded.');
-  if (record.accessesNotListed > 0) {
-    doc.y += 4;
-    note(doc, `The newest ${groupDigits(record.accesses.length)} entries; ${groupDigits(record.accessesNotListed)} older entries are not listed.`);
-  }
+  notListed(doc, record.accesses.length, record.accessesNotListed, 'entries');
 }
 
 function staffSection(doc: Doc, record: EvidenceRecord): void {
@@ -262,6 +267,7 @@ function licenseSection(doc: Doc, record: EvidenceRecord): void {
     a.instanceName, a.instanceId, time(a.activatedAt), a.deactivatedAt === null ? 'active' : time(a.deactivatedAt),
   ]);
   listSection(doc, 'License activations', columns, cells, 'The key was never activated.');
+  notListed(doc, license.activations.length, license.activationsNotListed, 'installations');
 }
 
 /** A headed table, or its empty-state line when there is nothing to list. */

@@ -24,6 +24,15 @@ const evidenceEmail = (r: ReceiptRow): EvidenceEmail => ({
   status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject,
 });
 
+/**
+ * The newest EVIDENCE_ACCESS_ROWS of rows in time order: links and installations grow with what a
+ * link holder does (a fresh link, an activation), and the record, its PDF above all, must not
+ * grow with them without bound.
+ */
+function newest<T>(rows: T[]): T[] {
+  return rows.slice(-EVIDENCE_ACCESS_ROWS);
+}
+
 export async function purchaseEvidence(
   em: EntityManager, orgId: string, purchaseId: string, now: Date, knownLicense?: PurchaseLicenseState,
 ): Promise<EvidenceRecord> {
@@ -66,13 +75,16 @@ export async function purchaseEvidence(
     },
     receipts: receipts.map(evidenceEmail),
     reminder: reminder === undefined ? null : evidenceEmail(reminder),
-    links: links.map((l) => ({ issuedAt: l.created_at, via: l.issued_via, expiresAt: l.expires_at, usedAt: l.used_at })),
+    links: newest(links).map((l) => ({ issuedAt: l.created_at, via: l.issued_via, expiresAt: l.expires_at, usedAt: l.used_at })),
+    linksNotListed: Math.max(0, links.length - EVIDENCE_ACCESS_ROWS),
     accesses: [...accesses].reverse().map((a) => ({
       at: a.at, kind: ACCESS_KINDS[a.kind], ip: a.ip, userAgent: a.user_agent, file: a.file, bytes: a.bytes === null ? null : Number(a.bytes),
       count: a.occurrences,
     })),
     accessesNotListed: accessesTotal - accesses.length,
     staffActions: staffActions.map((a) => ({ at: a.at, action: a.kind, by: a.actor, detail: a.detail })),
-    license: license.kind === 'issued' ? license.license : null,
+    license: license.kind === 'issued'
+      ? { ...license.license, activations: newest(license.license.activations), activationsNotListed: Math.max(0, license.license.activations.length - EVIDENCE_ACCESS_ROWS) }
+      : null,
   };
 }

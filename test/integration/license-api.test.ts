@@ -272,7 +272,7 @@ test('staff read a purchase\'s key and its activations; owners and admins deacti
   // The dispute evidence keeps every installation, the deactivated one with its time.
   const evidence = await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence`, headers: callers.owner });
   expect(evidence.json().license).toEqual({
-    key, status: 'active', activationLimit: 2,
+    key, status: 'active', activationLimit: 2, activationsNotListed: 0,
     activations: [
       { instanceId: laptop.instanceId, instanceName: 'Laptop', activatedAt: expect.any(String), deactivatedAt: expect.any(String) },
       expect.objectContaining({ instanceName: 'Desktop', deactivatedAt: null }),
@@ -294,3 +294,23 @@ test('staff read a purchase\'s key and its activations; owners and admins deacti
   const plainId = /data-purchase-id="([^"]+)"/.exec(plainSale.body)![1];
   expect((await h.app.inject({ method: 'GET', url: `/api/purchases/${plainId}/license`, headers: callers.owner })).statusCode).toBe(404);
 });
+
+test('a key activated and deactivated thousands of times: the evidence lists the newest 200 installations and counts the rest, in JSON and in the PDF', async () => {
+  const { purchaseId, key } = await sale();
+  // What a link holder could build up at 30 calls a minute over a week or so, older than the one made below.
+  await h.orm.em.fork().execute(
+    `insert into license_activation (id, license_key_id, instance_name, activated_at, deactivated_at)
+     select gen_random_uuid(), k.id, 'Machine ' || i, now() - make_interval(mins => 20001 - i), now() - make_interval(mins => 20000 - i)
+     from license_key k, generate_series(1, 12000) i where k.key = ?`,
+    [key],
+  );
+  const record = (await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence`, headers: callers.owner })).json();
+  expect(record.license.activations).toHaveLength(200);
+  expect(record.license.activationsNotListed).toBe(11_800);
+  expect(record.license.activations[199].instanceName).toBe('Machine 12000');
+  const pdf = await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence?format=pdf`, headers: callers.owner });
+  expect(pdf.statusCode).toBe(200);
+  const text = squash((await parsePdf(pdf.rawPayload)).text);
+  expect(text).toContain('The newest 200 installations; 11,800 older installations are not listed.');
+  expect(text).not.toContain('Machine 11800 ');
+}, 120_000);

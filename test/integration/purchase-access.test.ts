@@ -289,7 +289,7 @@ describe('dispute evidence', () => {
     expect(json.status).toBe(200);
     const record = await json.json();
     expect(Object.keys(record).sort()).toEqual(
-      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'license', 'links', 'order', 'purchase', 'receipts', 'reminder', 'seller', 'staffActions'],
+      ['accesses', 'accessesNotListed', 'customer', 'generatedAt', 'license', 'links', 'linksNotListed', 'order', 'purchase', 'receipts', 'reminder', 'seller', 'staffActions'],
     );
     expect(record.order).toMatchObject({ source: 'api', externalOrderId: 'ORDER-EVIDENCE-77', amount: '10.00', currency: 'USD' });
     expect(record.customer.email).toBe('evidence@example.com');

@@ -75,6 +75,7 @@ function sampleRecord(): EvidenceRecord {
       { issuedAt: '2026-11-20T09:14:59.500Z', via: 'receipt', expiresAt: '2026-11-22T09:14:59.500Z', usedAt: '2026-11-20T09:20:11.000Z' },
       { issuedAt: '2026-11-24T18:02:03.000Z', via: 'my', expiresAt: '2026-11-26T18:02:03.000Z', usedAt: null },
     ],
+    linksNotListed: 0,
     accesses: [
       { at: '2026-11-20T09:15:02.345Z', kind: 'page open', ip: '203.0.113.7', userAgent: 'curl/8.5.0', file: null, bytes: null, count: 3 },
       { at: '2026-11-20T09:15:09.000Z', kind: 'file transfer', ip: '2001:db8:85a3::8a2e:370:7334', userAgent: LONG_USER_AGENT, file: 'Grotesk-Family.zip', bytes: 18_734_112, count: 1 },
@@ -90,6 +91,7 @@ function sampleRecord(): EvidenceRecord {
         { instanceId: '1d2e3f40-0000-4000-8000-000000000001', instanceName: 'Jane\'s MacBook', activatedAt: '2026-11-20T09:30:00.000Z', deactivatedAt: null },
         { instanceId: '1d2e3f40-0000-4000-8000-000000000002', instanceName: 'Studio PC', activatedAt: '2026-11-21T11:00:00.000Z', deactivatedAt: '2026-11-22T08:00:00.000Z' },
       ],
+      activationsNotListed: 0,
     },
   };
 }
@@ -181,11 +183,15 @@ test('PDFs asked many at once: one a core draws, as many wait, the rest are refu
   }
 });
 
-test('a record that leaves older accesses out says how many', async () => {
+test('a record that leaves older accesses, links or installations out says how many', async () => {
   const record = sampleRecord();
   record.accessesNotListed = 2_801;
+  record.linksNotListed = 12;
+  record.license!.activationsNotListed = 11_800;
   const { text } = await extract(record);
   expect(text).toContain('The newest 3 entries; 2,801 older entries are not listed.');
+  expect(text).toContain('The newest 2 links; 12 older links are not listed.');
+  expect(text).toContain('The newest 2 installations; 11,800 older installations are not listed.');
 });
 
 test('a record with nothing to list says so in each section', async () => {

@@ -150,6 +150,7 @@ function evidence(overrides: Partial<EvidenceRecord> = {}): EvidenceRecord {
     receipts: [],
     reminder: null,
     links: [],
+    linksNotListed: 0,
     accesses: [],
     accessesNotListed: 0,
     staffActions: [],

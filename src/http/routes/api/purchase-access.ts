@@ -101,10 +101,11 @@ export function purchaseAccessRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: {
         summary: 'The dispute evidence record of a purchase, as JSON or PDF (owner/admin)',
         description: 'The order as received (with its delivery log entries), the receipt (time accepted by SMTP, message id, '
-          + 'recipient), every link issued (time, how), the newest 200 page opens and completed file transfers (time, IP, user agent, '
-          + 'file, bytes, count: a link\'s opens within a minute are one entry) with the count of older ones (`accessesNotListed`), '
-          + 'and staff actions. `format=pdf` answers a PDF to attach to a chargeback reply, drawn in a worker thread: 503 when '
-          + 'that takes too long.',
+          + 'recipient), the newest 200 links issued (time, how) with the count of older ones (`linksNotListed`), the newest 200 page '
+          + 'opens and completed file transfers (time, IP, user agent, file, bytes, count: a link\'s opens within a minute are one entry) '
+          + 'with the count of older ones (`accessesNotListed`), staff actions, and the license key with its newest 200 installations '
+          + '(`license.activationsNotListed`). `format=pdf` answers a PDF to attach to a chargeback reply, drawn in a worker thread: '
+          + '503 when that takes too long, or when as many PDFs as the process has cores already wait.',
         tags: ['purchases'],
         params: Params,
         querystring: z.object({ format: z.enum(['json', 'pdf']).default('json') }),
