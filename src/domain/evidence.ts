@@ -6,7 +6,7 @@
 import type { IssuedLicense } from './license-keys';
 
 /** How a download link came to be issued. */
-export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm', 'update-notice', 'reminder'] as const;
+export const LINK_ORIGINS = ['receipt', 'my', 'fresh-link', 're-arm', 'update-notice', 'reminder', 'staff-resend', 'sale'] as const;
 export type LinkOrigin = (typeof LINK_ORIGINS)[number];
 
 /** How each origin reads on the purchase page and in the evidence PDF. */
@@ -17,6 +17,8 @@ export const LINK_ORIGIN_LABELS: Record<LinkOrigin, string> = {
   're-arm': 'Re-arm by staff',
   'update-notice': 'New version notice',
   reminder: 'Reminder email',
+  'staff-resend': 'Resent by staff',
+  sale: 'Shown to staff at the sale',
 };
 
 /**

@@ -7,8 +7,8 @@ export interface FreshLinksRequest {
   /** Random per HTTP request: the workflow id and the idempotency key of its emails. */
   requestId: string;
   target: { email: string } | { purchaseId: string };
-  /** A staff re-arm (decisions §10) rather than the buyer's own request; absent otherwise. */
-  via?: 're-arm';
+  /** Staff asked (a re-arm, decisions §10, or the dashboard's "Resend link") rather than the buyer; absent otherwise. */
+  via?: 're-arm' | 'staff-resend';
   /** How long temporary SMTP failures are retried (EMAIL_RETRY_WINDOW). */
   emailRetryWindowMs: number;
 }
@@ -22,5 +22,5 @@ export interface FreshLinksGroup {
   customerId: string;
   purchaseIds: string[];
   /** How the links were asked for; absent in runs recorded before it was kept (then `my`). */
-  via?: 'my' | 'fresh-link' | 're-arm';
+  via?: 'my' | 'fresh-link' | 're-arm' | 'staff-resend';
 }

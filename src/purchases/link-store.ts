@@ -34,7 +34,7 @@ const staffActionInsert = statement<NoRows, {
     (select email from app_user where id = ${p.userId}::uuid) || ${p.via}::text, ${p.detail}::text, ${p.now}::timestamptz`);
 
 /** A staff action on a purchase, in its activity log (the evidence record lists them). */
-export async function logStaffAction(em: EntityManager, purchase: { id: string; organisation_id: string }, kind: 'revoke' | 'restore' | 'rearm' | 'download_limit', actor: StaffActor, detail: string | null, now: Date): Promise<void> {
+export async function logStaffAction(em: EntityManager, purchase: { id: string; organisation_id: string }, kind: 'revoke' | 'restore' | 'rearm' | 'resend' | 'download_limit', actor: StaffActor, detail: string | null, now: Date): Promise<void> {
   await staffActionInsert.run(em, {
     orgId: purchase.organisation_id, kind, purchaseId: purchase.id, userId: actor.userId,
     via: actor.via === 'key' ? ' (API key)' : '', detail, now,

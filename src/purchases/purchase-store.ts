@@ -769,7 +769,7 @@ const recordLinesStatement = statement<RecordPurchaseRow, { lines: string }>(REC
        cross join lateral (select * from purchase where id = u.purchase_key and external_order_id is null limit 1) pu),
      sale_link as (
        insert into download_token (id, purchase_id, token_hash, expires_at, created_at, issued_via)
-       select gen_random_uuid(), id, token_hash, expires_at, issued_at, 'receipt' from new_line where token_hash is not null),
+       select gen_random_uuid(), id, token_hash, expires_at, issued_at, 'sale' from new_line where token_hash is not null),
      sale_start as (${dispatchInsert(sql`(select coalesce(jsonb_agg(dispatch order by ord), '[]'::jsonb) from new_line where dispatch is not null)`)})
      select pr.ord is not null as product_found, c.id as customer_id,
        r.id as purchase_id, r.receipt_status, r.customer_id as purchase_customer_id, r.revoked_at is not null as revoked,

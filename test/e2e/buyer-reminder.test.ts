@@ -148,7 +148,7 @@ test.concurrent('one reminder after the wait, with a fresh link that works, on t
   const evidence = (await h.app.inject({ method: 'GET', url: `/api/purchases/${purchaseId}/evidence`, headers: bearer() })).json();
   expect(evidence.reminder).toMatchObject({ status: 'sent', recipients: [email], subject: 'Your download is waiting: Ebook Pro' });
   // The sale's own link (in the API's answer), the receipt's, then the reminder's.
-  expect(evidence.links.map((l: { via: string }) => l.via)).toEqual(['receipt', 'receipt', 'reminder']);
+  expect(evidence.links.map((l: { via: string }) => l.via)).toEqual(['sale', 'receipt', 'reminder']);
   const session = await signIn(h.app, (await seedUser(h, org.orgId, 'member')).email);
   const page = await h.app.inject({ method: 'GET', url: `/purchases/${purchaseId}`, headers: { cookie: session.cookie } });
   expect(page.body).toMatch(/data-testid="reminder">Reminder sent <time datetime="/);

@@ -7,8 +7,9 @@ import { ActivityLogEntry } from '../../src/db/entities';
 import { seedCallers, type ApiCallers } from '../helpers/api-callers';
 import { addVersionFile, issueToken, listen, seedPurchase, tokenOfLink } from '../helpers/download-links';
 import { startHarness, type Harness } from '../helpers/harness';
-import { seedProduct, type SeededProduct } from '../helpers/seed';
+import { seedProduct, seedUser, type SeededProduct } from '../helpers/seed';
 import { pdfText } from '../helpers/pdf-text';
+import { signIn } from '../helpers/dashboard';
 
 let h: Harness;
 let base: string;
@@ -33,6 +34,17 @@ async function api(method: string, path: string, headers: Record<string, string>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return response;
+}
+
+/** The record once `done` holds of it (what a workflow adds comes a moment later). */
+async function eventuallyRecord<T>(read: () => Promise<T>, done: (record: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const record = await read();
+    if (done(record)) return record;
+    if (Date.now() > deadline) throw new Error(`the record never got there: ${JSON.stringify(record).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Downloads the whole file, as a completed transfer; returns the status. */
@@ -316,6 +328,32 @@ describe('dispute evidence', () => {
       expect(text).toContain(`${access.at.slice(0, 10)} ${access.at.slice(11, 19)} UTC`);
     }
     expect((await api('GET', `/api/purchases/${purchaseId}/evidence?format=docx`, callers.owner)).status).toBe(400);
+  });
+
+  test('links that staff showed or resent are told apart from the buyer\'s own: a sale\'s link, a resend with who sent it', async () => {
+    const sale = await fetch(`${base}/api/purchases`, {
+      method: 'POST', headers: { ...callers.owner, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        customerId: 'new', 'newCustomer.email': `staff-links-${Date.now()}@example.com`, productId: product.productId,
+        amount: '5', currency: 'usd', paymentMethod: 'custom', sendEmail: 'false',
+      }).toString(),
+    });
+    expect(sale.status).toBe(201);
+    const purchaseId = /data-purchase-id="([^"]+)"/.exec(await sale.text())![1];
+    const evidence = async () => (await api('GET', `/api/purchases/${purchaseId}/evidence`, callers.owner)).json();
+    // No receipt went: the link shown in the sale's answer is not a receipt's.
+    expect(await evidence()).toMatchObject({ receipts: [], links: [expect.objectContaining({ via: 'sale' })] });
+
+    const member = await seedUser(h, callers.orgId, 'member');
+    const { cookie, csrf } = await signIn(h.app, member.email);
+    const resend = await h.app.inject({
+      method: 'POST', url: `/purchases/${purchaseId}/resend`,
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    expect(resend.statusCode).toBe(200);
+    const record = await eventuallyRecord(evidence, (r) => r.links.length === 2);
+    expect(record.links.map((l: { via: string }) => l.via)).toEqual(['sale', 'staff-resend']);
+    expect(record.staffActions).toEqual([expect.objectContaining({ action: 'resend', by: member.email, detail: expect.stringContaining('fresh link sent to') })]);
   });
 
   test('opening a link again and again within a minute is one page-open entry with a count', async () => {

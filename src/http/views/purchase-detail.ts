@@ -21,7 +21,7 @@ const RECEIPT_LABEL: Record<PurchaseRow['receiptStatus'], string> = {
 
 
 const STAFF_ACTION: Record<string, string> = {
-  revoke: 'Access withdrawn', restore: 'Access restored', rearm: 'Re-armed', download_limit: 'Download limit changed',
+  revoke: 'Access withdrawn', restore: 'Access restored', rearm: 'Re-armed', resend: 'Link resent', download_limit: 'Download limit changed',
 };
 
 const REASON: Record<RevokeReason, string> = { refund: 'refund', chargeback: 'chargeback', manual: 'manual' };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../../../domain/errors';
 import { findCustomers } from '../../../purchases/customer-store';
 import { purchaseBuyer, searchPurchases } from '../../../purchases/purchase-store';
+import { logStaffAction } from '../../../purchases/link-store';
 import { searchCustomers } from '../../../purchases/customer-store';
 import { listProducts } from '../../../services/products';
 import { countStaffMail } from '../../../services/staff-mail-limit';
@@ -78,15 +79,19 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       preValidation: formBodyOnly,
       schema: { hide: true, params: z.object({ purchaseId: boundedText(FIELD_LIMITS.id) }), body: z.object(CSRF_BODY_FIELD) },
     }, async (request, reply) => {
-      const { orgId } = principalOf(request);
+      const principal = principalOf(request);
+      const { orgId } = principal;
       const { purchaseId } = request.params;
       const purchase = await purchaseBuyer(request.em, orgId, purchaseId);
       if (purchase === null) throw new NotFoundError('purchase not found');
       // No link goes out for a revoked purchase (decisions §9): say so rather than promise one.
       if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before sending a link');
       await countStaffMail(request.em, purchaseId, deps.clock());
-      // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own address.
-      await requestFreshLinks(deps, { purchaseId }, orgId);
+      // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own
+      // address; the evidence says staff sent it, and who.
+      await logStaffAction(request.em, { id: purchaseId, organisation_id: orgId }, 'resend', { userId: principal.userId, via: principal.via },
+        `fresh link sent to ${purchase.email}`, deps.clock());
+      await requestFreshLinks(deps, { purchaseId }, orgId, 'staff-resend');
       return sendFragment(reply, notice(`A fresh link is on its way to ${purchase.email}.`));
     });
 
