@@ -66,6 +66,19 @@ test('a tenant flooding 2,000 over-long orders does not hold back another tenant
   expect(await h.orm.em.fork().count(WebhookDelivery, { organisation: flooding.orgId, status: 'Error' })).toBe(0);
 }, 300_000);
 
+/** A sale of the organisation's course through the API, to `email`: resolves when its receipt arrived. */
+async function sellOtherProduct(org: WebhookOrg, email: string): Promise<void> {
+  const sale = await h.app.inject({
+    method: 'POST', url: '/api/purchases', headers: { authorization: `Bearer ${org.apiKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      customerId: 'new', 'newCustomer.name': 'Other Buyer', 'newCustomer.email': email,
+      productId: org.course.productId, amount: '30', currency: 'usd', paymentMethod: 'custom', sendEmail: 'true',
+    }).toString(),
+  });
+  expect(sale.statusCode).toBe(201);
+  await h.mailbox.waitFor((m) => m.to.includes(email), 30_000);
+}
+
 test('sales waiting for license keys take none of the organisation\'s runs: more of them than DISPATCH_ORGANISATION_RUNS wait, and its other products still sell', async () => {
   const org = await seedWebhookOrg(h, { platforms: ['reseller-d'] });
   const headers = { authorization: `Bearer ${org.apiKey}` };
@@ -78,20 +91,11 @@ test('sales waiting for license keys take none of the organisation\'s runs: more
   const waiting = () => h.orm.em.fork().count(WebhookDeliveryItem, { delivery: { organisation: org.orgId }, outcome: null, reason: WAITING_FOR_KEY_REASON });
   await eventually(async () => ((await waiting()) === parked ? true : undefined), 60_000, `${parked} sales waiting for a key`);
 
-  const sale = await h.app.inject({
-    method: 'POST', url: '/api/purchases', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      customerId: 'new', 'newCustomer.name': 'Other Buyer', 'newCustomer.email': 'other-product@example.com',
-      productId: org.course.productId, amount: '30', currency: 'usd', paymentMethod: 'custom', sendEmail: 'true',
-    }).toString(),
-  });
-  expect(sale.statusCode).toBe(201);
-  await h.mailbox.waitFor((m) => m.to.includes('other-product@example.com'), 30_000);
+  await sellOtherProduct(org, 'other-product@example.com');
 }, 120_000);
 
 test('sales whose receipts the relay defers take none of the organisation\'s runs while they are retried: its refunds and other sales go on', async () => {
   const org = await seedWebhookOrg(h, { platforms: ['reseller-d'] });
-  const headers = { authorization: `Bearer ${org.apiKey}` };
   // The relay defers these buyers' mail (451): each run retries its receipt for up to an hour.
   h.mailbox.setReject({ match: (address) => address.startsWith('deferred-'), code: 451 });
   try {
@@ -100,15 +104,7 @@ test('sales whose receipts the relay defers take none of the organisation\'s run
     const retrying = () => h.orm.em.fork().count(WebhookDeliveryItem, { delivery: { organisation: org.orgId }, outcome: null, reason: RECEIPT_RETRYING_REASON });
     await eventually(async () => ((await retrying()) === deferred ? true : undefined), 60_000, `${deferred} receipts being retried`);
 
-    const sale = await h.app.inject({
-      method: 'POST', url: '/api/purchases', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        customerId: 'new', 'newCustomer.name': 'Other Buyer', 'newCustomer.email': 'not-deferred@example.com',
-        productId: org.course.productId, amount: '30', currency: 'usd', paymentMethod: 'custom', sendEmail: 'true',
-      }).toString(),
-    });
-    expect(sale.statusCode).toBe(201);
-    await h.mailbox.waitFor((m) => m.to.includes('not-deferred@example.com'), 30_000);
+    await sellOtherProduct(org, 'not-deferred@example.com');
   } finally {
     h.mailbox.setReject(undefined);
   }
