@@ -464,7 +464,7 @@ const rearmLock = statement<{ id: string; organisation_id: string; email: string
        from purchase p join customer c on c.id = p.customer_id where p.id = ${p.purchaseId} and p.organisation_id = ${p.orgId} for update of p`,
 );
 
-/** The purchase of this organisation with its customer's email, locked for the caller's transaction (re-arm). */
+/** The purchase of this organisation with its customer's email, locked for the caller's transaction (re-arm, resend). */
 export function lockPurchaseForRearm(tx: EntityManager, orgId: string, purchaseId: string) {
   return rearmLock.first(tx, { orgId, purchaseId });
 }

@@ -8,6 +8,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { DispatchRequest, NewDispatch } from '../domain/dispatch';
+import type { FreshLinksAsk } from '../domain/fresh-links';
+import { freshLinksWorkflowId } from '../domain/ids';
 import {
   backlogCounts, claimDueRows, deleteDispatchRows, insertDispatchRows, postponeDispatchRows, type DispatchRow, type EngineRunLimits,
 } from '../outbox/outbox-store';
@@ -44,6 +46,15 @@ export function dispatchRows(dispatches: NewDispatch[]): DispatchRow[] {
   return dispatches.map((d) => ({
     id: randomUUID(), organisation_id: d.orgId, kind: d.kind, workflow_id: d.workflowId, payload: d.payload, trace_parent: traceParent,
   }));
+}
+
+/**
+ * The outbox row of a freshLinks run for one request (a new request id each time): from /my, an
+ * expired link's button, or staff (`via`); `orgId` is the purchase's organisation when the request names one.
+ */
+export function freshLinksDispatch(target: FreshLinksAsk['target'], orgId: string | null, via?: FreshLinksAsk['via']): NewDispatch {
+  const request: FreshLinksAsk = { requestId: randomUUID(), target, ...(via ? { via } : {}) };
+  return { kind: 'fresh-links', workflowId: freshLinksWorkflowId(request), orgId, payload: request };
 }
 
 /** Records dispatches on their own (one statement). */

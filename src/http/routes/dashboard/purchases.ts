@@ -1,17 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ConflictError, NotFoundError } from '../../../domain/errors';
 import { findCustomers } from '../../../purchases/customer-store';
-import { purchaseBuyer, searchPurchases } from '../../../purchases/purchase-store';
-import { logStaffAction } from '../../../purchases/link-store';
+import { searchPurchases } from '../../../purchases/purchase-store';
 import { searchCustomers } from '../../../purchases/customer-store';
 import { listProducts } from '../../../services/products';
-import { countStaffMail } from '../../../services/staff-mail-limit';
+import { resendPurchaseLink } from '../../../services/download-rearm';
 import { purchaseDetail } from '../../../services/purchase-detail';
 import { assertSkuSeen, heldSales } from '../../../services/unmatched-replay';
 import { unmatchedSkus } from '../../../services/webhook-log';
 import { formBodyOnly } from '../../form-body';
-import { requestFreshLinks } from '../customer/fresh-links';
 import { principalOf } from '../../plugins/principal';
 import { CSRF_BODY_FIELD } from '../../plugins/session';
 import { notice } from '../../views/layout';
@@ -80,19 +77,12 @@ export function purchasePageRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       schema: { hide: true, params: z.object({ purchaseId: boundedText(FIELD_LIMITS.id) }), body: z.object(CSRF_BODY_FIELD) },
     }, async (request, reply) => {
       const principal = principalOf(request);
-      const { orgId } = principal;
-      const { purchaseId } = request.params;
-      const purchase = await purchaseBuyer(request.em, orgId, purchaseId);
-      if (purchase === null) throw new NotFoundError('purchase not found');
-      // No link goes out for a revoked purchase (decisions §9): say so rather than promise one.
-      if (purchase.revoked) throw new ConflictError('access to this purchase is withdrawn: restore it before sending a link');
-      await countStaffMail(request.em, purchaseId, deps.clock());
-      // The same run as an expired link's "email me a fresh link": a new link, to the purchase's own
-      // address; the evidence says staff sent it, and who.
-      await logStaffAction(request.em, { id: purchaseId, organisation_id: orgId }, 'resend', { userId: principal.userId, via: principal.via },
-        `fresh link sent to ${purchase.email}`, deps.clock());
-      await requestFreshLinks(deps, { purchaseId }, orgId, 'staff-resend');
-      return sendFragment(reply, notice(`A fresh link is on its way to ${purchase.email}.`));
+      // No link goes out for a revoked purchase (decisions §9): a 409 says so rather than promise one.
+      const { linkSentTo } = await resendPurchaseLink(
+        request.em, principal.orgId, request.params.purchaseId, { userId: principal.userId, via: principal.via }, deps.clock(),
+      );
+      deps.dispatcher.recorded(principal.orgId);
+      return sendFragment(reply, notice(`A fresh link is on its way to ${linkSentTo}.`));
     });
 
     app.get('/customers', { config: pageConfig, schema: { hide: true, querystring: Search } }, async (request, reply) => {
