@@ -6,15 +6,15 @@ import { countFulfilments } from './metrics';
 
 export function deliveryActivities({ orm }: ActivityDeps) {
   return {
-    /**
-     * Writes the outcomes of a run's delivery items and finalises their entries; returns the
-     * alerts due (see services/delivery-log). The front door uses the same function.
-     */
     /** The run's undecided items show that its receipt is being retried (and stop counting as a run at work). */
     async noteReceiptRetrying({ itemIds }: { itemIds: string[] }): Promise<void> {
       await noteItemsWaiting(orm.em.fork(), itemIds, RECEIPT_RETRYING_REASON);
     },
 
+    /**
+     * Writes the outcomes of a run's delivery items and finalises their entries; returns the
+     * alerts due (see services/delivery-log). The front door uses the same function.
+     */
     async recordItemOutcomes({ items }: { items: ItemOutcomeReport[] }): Promise<OrderAlertRequest[]> {
       const alerts = await recordItemOutcomes(orm.em.fork(), items);
       countFulfilments(items.map((i) => i.outcome));

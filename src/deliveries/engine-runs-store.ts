@@ -9,7 +9,7 @@
  * how many runs an organisation started while its oldest sale waited (an index on it): the share of
  * the engine it was getting.
  */
-import { sql, type Parameters, type Sql } from '../db/sql';
+import { sql, trustedSql, type Parameters, type Sql } from '../db/sql';
 import { RECEIPT_RETRYING_REASON } from '../domain/fulfilment';
 import { WAITING_FOR_KEY_REASON } from '../domain/license-keys';
 
@@ -29,15 +29,15 @@ export function clearRunsStarted(itemIds: Sql): Sql {
  * or days, and counted they would take the organisation's places (and the engine's): a dry pool held
  * back its sales of every other product, a deferring relay every organisation's refunds and sales.
  */
-export const PARKED_RUN_REASONS = [WAITING_FOR_KEY_REASON, RECEIPT_RETRYING_REASON];
+const PARKED_RUN_REASONS = trustedSql([WAITING_FOR_KEY_REASON, RECEIPT_RETRYING_REASON].map((r) => `'${r.replace(/'/g, "''")}'`).join(', '));
 
 /**
  * The number of runs in the engine of the organisation `of` (a column of the enclosing read) or of
- * all organisations (`everyone`), less those parked (`parked`: PARKED_RUN_REASONS).
+ * all organisations (`everyone`), less those parked (PARKED_RUN_REASONS).
  */
-export function runsInEngine(p: Parameters<{ parked: string[] }>, of: Sql | 'everyone'): Sql {
+export function runsInEngine(of: Sql | 'everyone'): Sql {
   return sql`(select count(*) from webhook_delivery_item wi join webhook_delivery wd on wd.id = wi.delivery_id
-    where wi.outcome is null and wi.run_started_at is not null and (wi.reason is null or wi.reason <> all(${p.parked}::text[]))
+    where wi.outcome is null and wi.run_started_at is not null and (wi.reason is null or wi.reason not in (${PARKED_RUN_REASONS}))
       and ${of === 'everyone' ? sql`true` : sql`wd.organisation_id = ${of}`})`;
 }
 

@@ -96,7 +96,6 @@ export interface RoundResult {
   reason: string | null;
 }
 
-/** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
 /**
  * The reason an undecided item shows while its run retries the receipt (the relay deferred its
  * first attempt): the log says why its entry is Pending, and the outbox counts the run as parked,
@@ -107,6 +106,7 @@ export const RECEIPT_RETRYING_REASON = 'receipt email deferred by the mail serve
 /** The workflow patch under which a run notes that reason (runs begun before it replay without the step). */
 export const RECEIPT_RETRY_NOTED_PATCH = 'receipt-retry-noted';
 
+/** The purchase was refunded or disputed (before the order arrived, or by hand): no receipt. */
 export const WITHDRAWN: RoundResult = { outcome: 'revoked', reason: 'access withdrawn before the receipt was sent' };
 const DUPLICATE: RoundResult = { outcome: 'duplicate', reason: null };
 const FULFILLED: RoundResult = { outcome: 'fulfilled', reason: null };

@@ -8,7 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BULK_DISPATCH_KINDS, type DispatchKind } from '../domain/dispatch';
 import { sql, statement, trustedSql, type NoRows, type Parameters, type Sql, type SqlValue } from '../db/sql';
-import { clearRunsStarted, markRunsStarted, PARKED_RUN_REASONS, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
+import { clearRunsStarted, markRunsStarted, runsInEngine, runsStartedSince } from '../deliveries/engine-runs-store';
 
 /** The key under which rows of no organisation (a buyer's fresh links) are claimed together. */
 const NO_ORGANISATION = '00000000-0000-0000-0000-000000000000';
@@ -101,7 +101,7 @@ export interface ClaimedDispatchRows {
   held_organisations: string[];
 }
 
-const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: number; parked: string[]; leaseMs: number }>(
+const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: number; leaseMs: number }>(
   { rows: true, held_organisations: true },
   (p) => sql`with recursive keys as (
        (select ${trustedSql(claimKey())} as k from workflow_dispatch where dead_at is null order by 1 limit 1)
@@ -109,14 +109,14 @@ const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: numbe
        select (select ${KEY} from workflow_dispatch w where w.dead_at is null and ${KEY} > keys.k order by 1 limit 1) from keys where keys.k is not null),
      due as (select nullif(k, ${NIL}) as organisation_id, k, oldest
              from (select k, least(${firstDue(0)}, ${firstDue(1)}) as oldest from keys where k is not null) firsts where oldest is not null),
-     busy as (select due.organisation_id, due.k, due.oldest, ${runsInEngine(p, sql`due.organisation_id`)} as runs,
+     busy as (select due.organisation_id, due.k, due.oldest, ${runsInEngine(sql`due.organisation_id`)} as runs,
                      ${runsStartedSince(p, sql`due.organisation_id`, sql`due.oldest`)} as starts from due),
      -- Null when nothing is due (the outer limit then reads no share at all).
      share as (select ceil(${p.limit}::numeric / nullif(count(*), 0))::int as rows from due),
      -- Rows of no organisation (a buyer's fresh links) take no place of the engine's budget.
      unowned as (select coalesce(least(count(*), (select rows from share)), 0) as rows from workflow_dispatch w
                   where ${KEY} = ${NIL} and w.dead_at is null and w.due_at <= now()),
-     total as (select ${runsInEngine(p, 'everyone')} as runs),
+     total as (select ${runsInEngine('everyone')} as runs),
      -- While another organisation has runs in the engine or rows due, one organisation's places stop
      -- short of the budget by the reserve (never below one).
      capped as (select busy.*, case when (select count(*) filter (where organisation_id is not null) from due) > 1 or (select runs from total) > busy.runs
@@ -172,7 +172,7 @@ const claimDue = statement<ClaimedDispatchRows, EngineRunLimits & { limit: numbe
 export async function claimDueRows(em: EntityManager, limit: number, runs: EngineRunLimits, leaseMs: number): Promise<ClaimedDispatchRows> {
   const [claim] = await claimDue.rows(em, {
     runsPerOrganisation: runs.runsPerOrganisation, engineRuns: runs.engineRuns, reservedRuns: runs.reservedRuns, fairnessWindowMs: runs.fairnessWindowMs,
-    limit, parked: PARKED_RUN_REASONS, leaseMs,
+    limit, leaseMs,
   });
   return claim;
 }
