@@ -212,15 +212,19 @@ export async function logFileTransfer(em: EntityManager, transfer: Requested & {
 // A purchase's evidence record (decisions §11): its links, accesses and staff actions
 // ---------------------------------------------------------------------------------------------
 
-const linksOfPurchaseRead = statement<{ created_at: string; issued_via: LinkOrigin; expires_at: string; used_at: string | null }, { purchaseId: string }>(
-  { created_at: true, issued_via: true, expires_at: true, used_at: true },
-  (p) => sql`select ${isoUtc('created_at')} as created_at, issued_via, ${isoUtc('expires_at')} as expires_at, ${isoUtc('used_at')} as used_at
-     from download_token where purchase_id = ${p.purchaseId} order by created_at, id`,
+const linksOfPurchaseRead = statement<
+  { created_at: string; issued_via: LinkOrigin; expires_at: string; used_at: string | null; total: string | number },
+  { purchaseId: string; limit: number }
+>(
+  { created_at: true, issued_via: true, expires_at: true, used_at: true, total: true },
+  (p) => sql`select ${isoUtc('created_at')} as created_at, issued_via, ${isoUtc('expires_at')} as expires_at, ${isoUtc('used_at')} as used_at,
+       count(*) over () as total
+     from download_token where purchase_id = ${p.purchaseId} order by created_at desc, id desc limit ${p.limit}`,
 );
 
-/** Every link issued for the purchase, oldest first. */
-export function linksOfPurchase(em: EntityManager, purchaseId: string) {
-  return linksOfPurchaseRead.rows(em, { purchaseId });
+/** The purchase's newest `limit` links, newest first, each with the count of all. */
+export function newestLinks(em: EntityManager, purchaseId: string, limit: number) {
+  return linksOfPurchaseRead.rows(em, { purchaseId, limit });
 }
 
 /** The entries of a link holder's accesses; every other kind is a staff action. */

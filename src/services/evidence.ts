@@ -9,7 +9,7 @@ import { NotFoundError } from '../domain/errors';
 import { EVIDENCE_ACCESS_ROWS, type EvidenceDeliveryEntry, type EvidenceEmail, type EvidenceRecord } from '../domain/evidence';
 import { isUuid } from '../domain/uuid';
 import { displayAmount, evidencePurchase } from '../purchases/purchase-store';
-import { linksOfPurchase, newestAccesses, staffActionsOf, type AccessLogKind } from '../purchases/link-store';
+import { newestAccesses, newestLinks, staffActionsOf, type AccessLogKind } from '../purchases/link-store';
 import { orderDeliveryRows } from '../deliveries/delivery-store';
 import { receiptRows, reminderRows, type ReceiptRow } from '../deliveries/mail-ledger-store';
 import { purchaseLicenseState, type PurchaseLicenseState } from '../licenses/license-activations';
@@ -24,13 +24,9 @@ const evidenceEmail = (r: ReceiptRow): EvidenceEmail => ({
   status: r.status, acceptedAt: r.sent_at, messageId: r.message_id, recipients: r.recipients, subject: r.subject,
 });
 
-/**
- * The newest EVIDENCE_ACCESS_ROWS of rows in time order: links and installations grow with what a
- * link holder does (a fresh link, an activation), and the record, its PDF above all, must not
- * grow with them without bound.
- */
-function newest<T>(rows: T[]): T[] {
-  return rows.slice(-EVIDENCE_ACCESS_ROWS);
+/** The newest rows of a read that gives them newest first, each with the count of all: in time order, and how many it left out. */
+function listedOldestFirst<T extends { total: string | number }>(rows: T[]): { rows: T[]; notListed: number } {
+  return { rows: [...rows].reverse(), notListed: rows.length === 0 ? 0 : Number(rows[0].total) - rows.length };
 }
 
 export async function purchaseEvidence(
@@ -48,13 +44,13 @@ export async function purchaseEvidence(
 
   const receipts = await receiptRows(em, purchaseId);
   const [reminder] = await reminderRows(em, purchaseId);
-  const links = await linksOfPurchase(em, purchaseId);
-  const accesses = await newestAccesses(em, purchaseId, EVIDENCE_ACCESS_ROWS);
+  // Links and installations grow with what a link holder does (a fresh link, an activation), like
+  // accesses: the record, its PDF above all, lists the newest of each and counts the rest.
+  const links = listedOldestFirst(await newestLinks(em, purchaseId, EVIDENCE_ACCESS_ROWS));
+  const accesses = listedOldestFirst(await newestAccesses(em, purchaseId, EVIDENCE_ACCESS_ROWS));
   const staffActions = await staffActionsOf(em, purchaseId);
   // The purchase page has read it already.
   const license = knownLicense ?? await purchaseLicenseState(em, orgId, purchaseId);
-  // Every row carries the count of all (a window over the rows before the limit).
-  const accessesTotal = accesses.length === 0 ? 0 : Number(accesses[0].total);
 
   return {
     generatedAt: now.toISOString(),
@@ -75,16 +71,21 @@ export async function purchaseEvidence(
     },
     receipts: receipts.map(evidenceEmail),
     reminder: reminder === undefined ? null : evidenceEmail(reminder),
-    links: newest(links).map((l) => ({ issuedAt: l.created_at, via: l.issued_via, expiresAt: l.expires_at, usedAt: l.used_at })),
-    linksNotListed: Math.max(0, links.length - EVIDENCE_ACCESS_ROWS),
-    accesses: [...accesses].reverse().map((a) => ({
+    links: links.rows.map((l) => ({ issuedAt: l.created_at, via: l.issued_via, expiresAt: l.expires_at, usedAt: l.used_at })),
+    linksNotListed: links.notListed,
+    accesses: accesses.rows.map((a) => ({
       at: a.at, kind: ACCESS_KINDS[a.kind], ip: a.ip, userAgent: a.user_agent, file: a.file, bytes: a.bytes === null ? null : Number(a.bytes),
       count: a.occurrences,
     })),
-    accessesNotListed: accessesTotal - accesses.length,
+    accessesNotListed: accesses.notListed,
     staffActions: staffActions.map((a) => ({ at: a.at, action: a.kind, by: a.actor, detail: a.detail })),
+    // Read whole (the purchase page lists every installation), so cut here.
     license: license.kind === 'issued'
-      ? { ...license.license, activations: newest(license.license.activations), activationsNotListed: Math.max(0, license.license.activations.length - EVIDENCE_ACCESS_ROWS) }
+      ? {
+        ...license.license,
+        activations: license.license.activations.slice(-EVIDENCE_ACCESS_ROWS),
+        activationsNotListed: Math.max(0, license.license.activations.length - EVIDENCE_ACCESS_ROWS),
+      }
       : null,
   };
 }

@@ -160,7 +160,10 @@ export function settingsRoutes(deps: AppDeps): FastifyPluginAsyncZod {
     app.get('/settings/team', { config: admin, schema: { hide: true } }, async (request, reply) => {
       const actor = principalOf(request);
       const team = await listTeam(request.em, actor.orgId);
-      const rows = team.map((m) => ({ ...m, settable: mayChangeRoleOf(actor, m) ? grantableRoles(actor.role) : [], removable: mayChangeRoleOf(actor, m) }));
+      const rows = team.map((m) => {
+        const changeable = mayChangeRoleOf(actor, m);
+        return { ...m, settable: changeable ? grantableRoles(actor.role) : [], removable: changeable };
+      });
       return sendPage(reply, teamPage(pageContextOf(request), rows, grantableRoles(actor.role)));
     });
 
