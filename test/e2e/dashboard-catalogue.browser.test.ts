@@ -118,9 +118,18 @@ test('an admin maps an unknown SKU to a product from the Purchases page and deli
   await screenshot(page, 'unmatched-sku');
 
   // Deliver: the page says how many, then reloads without them.
+  // The message shows for 400 ms before the reload: watched from before the click, so a busy
+  // machine's polling cannot miss it.
   const reloaded = page.waitForEvent('load');
+  const said = page.evaluate((text) => new Promise<void>((resolve) => {
+    const seen = () => document.body.innerText.includes(text);
+    if (seen()) return resolve();
+    new MutationObserver((_, observer) => {
+      if (seen()) { observer.disconnect(); resolve(); }
+    }).observe(document.body, { subtree: true, childList: true, characterData: true });
+  }), '2 sales are being delivered.');
   await deliver.click();
-  await page.getByText('2 sales are being delivered.').waitFor();
+  await said;
   await reloaded;
   await expect(page.getByTestId('held-count').textContent()).resolves.toBe('0');
   await page.getByText('No sale is held back by this SKU now.').waitFor();
